@@ -1,0 +1,144 @@
+"""The SessionStart digest (ADR-007): stable project context under a hard 1,500-token cap.
+
+Composition, in order: project profile, decisions and conventions in force, the last
+handover, the developer profile, and a one-line hint of what else is searchable. Each
+section has its own budget; the whole is then capped, cut from the bottom at record
+boundaries. A digest precomputed at SessionEnd is used when the store has not changed
+since (same generation), otherwise it is built live (a few indexed queries).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import asdict, dataclass, field
+
+from . import budgets, db, paths, project, records, render, sessions
+from .hookio import HOOK_BUSY_MS, cwd, session_id
+
+SECTION_TOKENS = {"profile": 220, "decisions": 560, "handover": 380, "developer": 200, "hint": 90}
+BODY_CHARS = {"profile": 160, "decisions": 220, "handover": 1400, "developer": 160}
+
+
+@dataclass
+class Digest:
+    text: str
+    tokens: int
+    record_ids: list[str] = field(default_factory=list)
+    generation: int = -1
+
+
+def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_type: bool = True):
+    blocks = [render.record_block(r, body_chars=body_chars, show_type=show_type) for r in recs]
+    kept, _ = budgets.fit_blocks([heading, *blocks], budget)
+    if len(kept) <= 1:
+        return [], []
+    return kept, [r["id"] for r in recs[: len(kept) - 1]]
+
+
+def build(conn: sqlite3.Connection, proj: project.Project) -> Digest:
+    """Compose the digest for ``proj`` from the store."""
+    blocks: list[str] = []
+    used: list[str] = []
+    plan = [
+        ("profile", f"## Project profile: {render.escape(proj.name)}",
+         records.active(conn, proj.id, ["profile"], limit=20), False),
+        ("decisions", "## Decisions and conventions in force",
+         records.active(conn, proj.id, ["decision", "convention"], limit=40), True),
+        ("handover", "## Last session handover",
+         records.active(conn, proj.id, ["handover"], limit=1), False),
+        ("developer", "## Developer profile (all projects)", records.global_preferences(conn), False),
+    ]
+    for name, heading, recs, show_type in plan:
+        kept, kept_ids = _section(heading, recs, SECTION_TOKENS[name], BODY_CHARS[name], show_type)
+        blocks += kept
+        used += kept_ids
+    total = sum(c["active"] for c in records.counts(conn, proj.id).values())
+    rest = total - len(used)
+    if total:
+        hint = (
+            f"{rest} more records for this project are searchable: `agentctx search <terms>` "
+            "(Bash) or the ctx_search tool; full text with `agentctx get <id>`."
+            if rest > 0 else "Full text of any record: `agentctx get <id>`."
+        )
+    else:
+        hint = (
+            "No records stored for this project yet. Durable decisions and conventions can be "
+            "saved with `agentctx record --type decision --title ...`."
+        )
+    blocks.append(hint)
+    cap = budgets.SESSION_START_TOKENS - budgets.estimate_tokens(render.fence("session-start", []))
+    kept, _ = budgets.fit_blocks(blocks, cap, max_chars=budgets.MAX_INJECTED_CHARS - render.FENCE_OVERHEAD)
+    text = render.fence("session-start", kept)
+    kept_ids = [rid for rid in used if any(rid in b for b in kept)]
+    return Digest(text, budgets.estimate_tokens(text), kept_ids)
+
+
+def cache_path(project_id: str) -> str:
+    return paths.sub("digests", f"{project_id}.json")
+
+
+def write_cache(project_id: str, digest: Digest) -> None:
+    """Write atomically (temp file + rename), so a reader never sees half a digest."""
+    target = cache_path(project_id)
+    paths.ensure(os.path.dirname(target))
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(asdict(digest), fh, ensure_ascii=False)
+    os.replace(tmp, target)
+
+
+def read_cache(project_id: str, generation: int) -> Digest | None:
+    """The cached digest if it was built at this generation and is within budget."""
+    try:
+        with open(cache_path(project_id), encoding="utf-8") as fh:
+            data = json.load(fh)
+        cached = Digest(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+    if cached.generation != generation or budgets.estimate_tokens(cached.text) > budgets.SESSION_START_TOKENS:
+        return None
+    return cached
+
+
+def current(conn: sqlite3.Connection, proj: project.Project, *, refresh_cache: bool = True) -> Digest:
+    """The digest to inject now: the cached one if fresh, else built live (and cached)."""
+    gen = db.generation(conn)
+    cached = read_cache(proj.id, gen)
+    if cached is not None:
+        return cached
+    fresh = build(conn, proj)
+    fresh.generation = gen
+    if refresh_cache:
+        try:
+            write_cache(proj.id, fresh)
+        except OSError:
+            pass
+    return fresh
+
+
+def on_session_start(payload: dict) -> dict | None:
+    """SessionStart hook: inject the digest; show queued notices to the user."""
+    sid = session_id(payload)
+    source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
+    proj = project.detect(cwd(payload))
+    conn = db.connect(busy_ms=HOOK_BUSY_MS)
+    try:
+        dig = current(conn, proj)
+        try:
+            with db.transaction(conn):
+                project.register(conn, proj)
+                sessions.start(conn, sid, proj.id, proj.root, source)
+                sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)
+        except sqlite3.Error as exc:  # read-only or locked store: inject anyway
+            from .hookio import log
+
+            log("SessionStart", f"accounting skipped: {type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+    output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
+    notices = db.take_notices()
+    if notices:
+        output["systemMessage"] = budgets.clip(" ".join(notices), 1000)
+    return output

@@ -1,0 +1,48 @@
+"""Where agentctx keeps its data: the user data directory, never the plugin folder.
+
+The directory is the one platformdirs gives for ``user_data_dir("agentctx", appauthor=False)``.
+Importing platformdirs costs ~16 ms (it pulls in pathlib), too much for the hook hot path,
+so the same rule is computed here with ``os`` alone; ``tests/test_paths.py`` pins it to
+platformdirs' own Unix, macOS and Windows classes. ``AGENTCTX_HOME`` overrides it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+APP = "agentctx"
+
+
+def data_dir() -> str:
+    """The data directory (not created here)."""
+    home = os.environ.get("AGENTCTX_HOME")
+    if home:
+        return os.path.abspath(os.path.expanduser(home))
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(
+            os.path.expanduser("~"), "AppData", "Local"
+        )
+        return os.path.join(os.path.normpath(base), APP)
+    if sys.platform == "darwin":
+        return os.path.join(os.path.expanduser("~/Library/Application Support"), APP)
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    if not base:
+        base = os.path.expanduser("~/.local/share")
+    return os.path.join(base, APP)
+
+
+def db_path() -> str:
+    """The single SQLite store shared by every project."""
+    return os.path.join(data_dir(), "agentctx.db")
+
+
+def sub(*parts: str) -> str:
+    """A path below the data directory, e.g. ``sub("digests", "p.json")``."""
+    return os.path.join(data_dir(), *parts)
+
+
+def ensure(path: str) -> str:
+    """Create a directory (and parents) if needed; return it."""
+    os.makedirs(path, exist_ok=True)
+    return path

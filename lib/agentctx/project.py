@@ -1,0 +1,127 @@
+"""Which project a directory belongs to, read from ``.git`` without running git.
+
+project_id = sha256 of the normalized ``origin`` remote (else the first remote), so clones
+on other machines share an id; with no remote, of the main repository root, so every
+worktree of one repository shares it; outside git, of the directory itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from . import clock
+
+
+@dataclass(frozen=True)
+class Project:
+    id: str
+    name: str
+    root: str
+    remote: str | None
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def normalize_remote(url: str) -> str:
+    """``git@GitHub.com:Org/Repo.git`` and ``https://u:p@github.com/org/repo`` → ``github.com/org/repo``."""
+    url = url.strip()
+    scp = re.match(r"^(?:[\w.\-]+@)?([\w.\-]+):(?!//)(.+)$", url)
+    if scp and "://" not in url and not re.match(r"^[A-Za-z]:[\\/]", url):
+        host, path = scp.group(1), scp.group(2)
+    else:
+        m = re.match(r"^[A-Za-z][\w+.\-]*://(?:[^@/]*@)?([^/:]+)(?::\d+)?(/.*)?$", url)
+        if m:
+            host, path = m.group(1), m.group(2) or ""
+        else:  # a local path remote
+            return "path:" + os.path.normcase(os.path.realpath(os.path.expanduser(url)))
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host.lower()}/{path.lower()}".rstrip("/")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _remote_url(config_text: str) -> str | None:
+    """``origin``'s url from a git config, else the first remote's."""
+    remotes: dict[str, str] = {}
+    current = None
+    for line in config_text.splitlines():
+        line = line.strip()
+        header = re.match(r'^\[remote\s+"(.+)"\]$', line)
+        if header:
+            current = header.group(1)
+            continue
+        if line.startswith("["):
+            current = None
+            continue
+        if current and current not in remotes:
+            kv = re.match(r"^url\s*=\s*(.+)$", line)
+            if kv:
+                remotes[current] = kv.group(1).strip().strip('"')
+    return remotes.get("origin") or next(iter(remotes.values()), None)
+
+
+def _git_dirs(start: str) -> tuple[str, str] | None:
+    """(work tree root, common git dir) for the repository containing ``start``."""
+    here = start
+    while True:
+        dotgit = os.path.join(here, ".git")
+        if os.path.isdir(dotgit):
+            common = _read(os.path.join(dotgit, "commondir"))
+            gitdir = dotgit
+            if common:
+                gitdir = os.path.normpath(os.path.join(dotgit, common.strip()))
+            return here, gitdir
+        if os.path.isfile(dotgit):
+            text = _read(dotgit) or ""
+            m = re.match(r"^gitdir:\s*(.+)$", text.strip())
+            if m:
+                gitdir = os.path.normpath(os.path.join(here, m.group(1).strip()))
+                common = _read(os.path.join(gitdir, "commondir"))
+                if common:
+                    gitdir = os.path.normpath(os.path.join(gitdir, common.strip()))
+                return here, gitdir
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def detect(cwd: str | None = None) -> Project:
+    """The project for ``cwd`` (default: the current directory)."""
+    start = os.path.realpath(cwd or os.getcwd())
+    found = _git_dirs(start)
+    if found is None:
+        return Project(_hash("path:" + os.path.normcase(start)), os.path.basename(start) or start, start, None)
+    worktree, common = found
+    url = _remote_url(_read(os.path.join(common, "config")) or "")
+    main_root = os.path.dirname(common) if os.path.basename(common) == ".git" else worktree
+    if url:
+        normalized = normalize_remote(url)
+        name = normalized.rstrip("/").rsplit("/", 1)[-1] or os.path.basename(main_root)
+        return Project(_hash(normalized), name, worktree, normalized)
+    return Project(_hash("path:" + os.path.normcase(main_root)), os.path.basename(main_root), worktree, None)
+
+
+def register(conn: sqlite3.Connection, project: Project) -> None:
+    """Insert or refresh the project's row (name, root, remote, last seen)."""
+    stamp = clock.now()
+    conn.execute(
+        "INSERT INTO projects (id, name, root, remote, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(id) DO UPDATE SET name = excluded.name, root = excluded.root, "
+        "remote = excluded.remote, last_seen = excluded.last_seen",
+        (project.id, project.name, project.root, project.remote, stamp, stamp),
+    )

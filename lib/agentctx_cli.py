@@ -1,0 +1,15 @@
+#!/usr/bin/env -S uv run --quiet --script
+# /// script
+# requires-python = ">=3.10"
+# dependencies = ["sqlite-utils>=3.38", "click>=8.1"]
+# ///
+"""Entry point for ``bin/agentctx`` (the plugin's CLI on Claude's Bash PATH)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from agentctx.cli import main  # noqa: E402
+
+main()
