@@ -45,7 +45,17 @@ def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = Tru
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) and "unable to open" not in str(exc):
+                raise
+            conn.close()  # an unwritable store: read it as it is, write nothing
+            conn = _read_only(path, busy_ms)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != migrations.LATEST:
+                raise StoreError(f"the store at {path} is read-only and at schema {version}") from exc
+            return conn
         if version > migrations.LATEST:
             raise NewerSchemaError(
                 f"the store at {path} has schema {version}, newer than this agentctx "
@@ -62,6 +72,27 @@ def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = Tru
     except BaseException:
         conn.close()
         raise
+
+
+def _read_only(path: str, busy_ms: int) -> sqlite3.Connection:
+    """A read-only connection to a store we may not write.
+
+    ``mode=ro`` works when the WAL side files exist; when they do not and cannot be created,
+    ``immutable=1`` reads the main file without locking (what was checkpointed: safe to show).
+    """
+    base = "file:" + path.replace("?", "%3f").replace("#", "%23")
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        conn = sqlite3.connect(base + query, uri=True, timeout=busy_ms / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA user_version").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if query.endswith("immutable=1"):
+                raise
+    raise AssertionError("unreachable")
 
 
 def quarantine(path: str | None = None, reason: str = "") -> str:

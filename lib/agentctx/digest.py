@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from dataclasses import asdict, dataclass, field
 
 from . import budgets, db, paths, project, records, render, sessions
 from .hookio import HOOK_BUSY_MS, cwd, session_id
@@ -21,12 +20,18 @@ SECTION_TOKENS = {"profile": 220, "decisions": 560, "handover": 380, "developer"
 BODY_CHARS = {"profile": 160, "decisions": 220, "handover": 1400, "developer": 160}
 
 
-@dataclass
 class Digest:
-    text: str
-    tokens: int
-    record_ids: list[str] = field(default_factory=list)
-    generation: int = -1
+    """Digest text, its token estimate, the records it shows and the store generation it reflects."""
+
+    __slots__ = ("text", "tokens", "record_ids", "generation")
+
+    def __init__(self, text: str, tokens: int, record_ids: list[str] | None = None, generation: int = -1):
+        self.text, self.tokens = text, tokens
+        self.record_ids = list(record_ids or [])
+        self.generation = generation
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "tokens": self.tokens, "record_ids": self.record_ids, "generation": self.generation}
 
 
 def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_type: bool = True):
@@ -85,7 +90,7 @@ def write_cache(project_id: str, digest: Digest) -> None:
     paths.ensure(os.path.dirname(target))
     tmp = f"{target}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(asdict(digest), fh, ensure_ascii=False)
+        json.dump(digest.as_dict(), fh, ensure_ascii=False)
     os.replace(tmp, target)
 
 

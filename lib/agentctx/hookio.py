@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 
 from . import clock, paths
@@ -29,7 +28,8 @@ def log_path() -> str:
 def log(event: str, message: str) -> None:
     """Append one line to the log (rotated at 1 MB); falls back to the temp dir."""
     line = f"{clock.now()} {event} {' '.join(str(message).split())[:2000]}\n"
-    for target in (log_path(), os.path.join(tempfile.gettempdir(), "agentctx-hooks.log")):
+    fallback = os.path.join(os.environ.get("TMPDIR") or ("C:\\Temp" if os.name == "nt" else "/tmp"), "agentctx-hooks.log")
+    for target in (log_path(), fallback):
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             if os.path.exists(target) and os.path.getsize(target) > LOG_MAX_BYTES:

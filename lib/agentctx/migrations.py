@@ -8,8 +8,8 @@ records each migration's name and time. Never edit a released migration: add a n
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # avoids importing typing (~4 ms) on the hook hot path
 if TYPE_CHECKING:  # sqlite-utils costs ~230 ms to import: only ``apply`` imports it.
     import sqlite3
 

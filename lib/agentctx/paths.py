@@ -24,11 +24,12 @@ def data_dir() -> str:
             os.path.expanduser("~"), "AppData", "Local"
         )
         return os.path.join(os.path.normpath(base), APP)
-    if sys.platform == "darwin":
-        return os.path.join(os.path.expanduser("~/Library/Application Support"), APP)
-    base = os.environ.get("XDG_DATA_HOME", "").strip()
-    if not base:
-        base = os.path.expanduser("~/.local/share")
+    # Like platformdirs (Unix and macOS alike): an absolute $XDG_DATA_HOME wins; the XDG
+    # spec says a relative one is invalid, so it is ignored.
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):
+        default = "~/Library/Application Support" if sys.platform == "darwin" else "~/.local/share"
+        base = os.path.expanduser(default)
     return os.path.join(base, APP)
 
 

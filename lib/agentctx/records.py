@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 
 from . import clock, ids
 from .db import transaction
-from .redact import redact
 from .scoring import CONFIDENCES, SCOPES, TYPES
 
 MAX_TITLE_CHARS = 300
@@ -64,6 +63,8 @@ def validate(
         )
     if key is not None and (not key.strip() or len(key) > MAX_KEY_CHARS):
         raise RecordError("key must be non-empty and at most 200 characters")
+    from .redact import redact  # compiled patterns: only needed on writes
+
     title, body = redact(title), redact(body)
     if not title.strip():
         raise RecordError("the title is empty once private spans are removed")

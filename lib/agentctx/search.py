@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from . import clock
 from .records import COLUMNS
@@ -72,13 +71,13 @@ def fts_query(text: str) -> str | None:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-@dataclass
 class Hit:
-    record: dict
-    relevance: float
-    score: float
-    rung: str  # fts | like | pinned
-    extra: dict = field(default_factory=dict)
+    """A search result: the record, its query relevance, final score and ladder rung."""
+
+    __slots__ = ("record", "relevance", "score", "rung")
+
+    def __init__(self, record: dict, relevance: float, score: float, rung: str):
+        self.record, self.relevance, self.score, self.rung = record, relevance, score, rung  # rung: fts|like|pinned
 
 
 def _scope_clause(include_superseded: bool) -> str:

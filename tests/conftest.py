@@ -1,0 +1,46 @@
+"""Shared fixtures: an isolated data directory, a store, and a fake git project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentctx import db, project
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """AGENTCTX_HOME pointed at a fresh folder for this test."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("AGENTCTX_HOME", str(data))
+    monkeypatch.delenv("AGENTCTX_NOW", raising=False)
+    monkeypatch.delenv("AGENTCTX_DISABLE", raising=False)
+    return data
+
+
+@pytest.fixture
+def conn(home: Path):
+    connection = db.connect()
+    yield connection
+    connection.close()
+
+
+def make_repo(folder: Path, remote: str | None = "git@github.com:acme/widgets.git") -> Path:
+    """A directory that looks like a git checkout (``.git/config``), optionally with an origin."""
+    (folder / ".git").mkdir(parents=True, exist_ok=True)
+    config = '[core]\n\tbare = false\n'
+    if remote:
+        config += f'[remote "origin"]\n\turl = {remote}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    (folder / ".git" / "config").write_text(config)
+    return folder
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "widgets")
+
+
+@pytest.fixture
+def proj(repo: Path) -> project.Project:
+    return project.detect(str(repo))

@@ -1,0 +1,56 @@
+"""Run hook scripts as Claude Code does: ``sh hooks/launch.sh <name>`` with JSON on stdin."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH = ROOT / "hooks" / "launch.sh"
+
+
+def hook_env(data_home: Path, **extra: str) -> dict[str, str]:
+    """A minimal hook environment: uv reachable, the store in ``data_home``, uv's cache shared."""
+    uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
+    path = [str(Path.home() / ".local" / "bin"), "/usr/local/bin", "/usr/bin", "/bin", str(Path(uv).parent)]
+    env = {
+        "PATH": os.pathsep.join(dict.fromkeys(path)),
+        "HOME": str(Path.home()),
+        "LANG": "C.UTF-8",
+        "AGENTCTX_HOME": str(data_home),
+        "CLAUDE_PLUGIN_ROOT": str(ROOT),
+        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+    }
+    for name in ("UV_CACHE_DIR", "UV_PYTHON", "UV_OFFLINE", "XDG_CACHE_HOME"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
+
+
+def run_hook(
+    name: str, payload: dict | bytes | str, data_home: Path, *, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
+    """Run one hook (``session_start``, ``user_prompt_submit``, ``session_end``) as a process."""
+    if isinstance(payload, dict):
+        stdin = json.dumps(payload).encode()
+    elif isinstance(payload, str):
+        stdin = payload.encode()
+    else:
+        stdin = payload
+    return subprocess.run(
+        ["sh", str(LAUNCH), name], input=stdin, capture_output=True, timeout=timeout,
+        env=env if env is not None else hook_env(data_home), cwd=str(ROOT),
+    )
+
+
+def context_of(proc: subprocess.CompletedProcess[bytes]) -> str | None:
+    """The additionalContext a hook printed (None when it printed nothing)."""
+    out = proc.stdout.decode().strip()
+    if not out:
+        return None
+    data = json.loads(out)
+    return data.get("hookSpecificOutput", {}).get("additionalContext")
