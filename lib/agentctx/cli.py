@@ -22,21 +22,22 @@ class _Group(click.Group):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.exceptions.Abort:
-            click.echo("Error: aborted", err=True)
-            sys.exit(1)
+            _fail("aborted", 1)
         except click.UsageError as exc:
             hint = f" (see: agentctx {exc.ctx.command.name} --help)" if exc.ctx and exc.ctx.command.name != "cli" else ""
-            click.echo(f"Error: {exc.format_message()}{hint}", err=True)
-            sys.exit(2)
+            _fail(f"{exc.format_message()}{hint}", 2)
         except click.ClickException as exc:
-            click.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(exc.format_message(), exc.exit_code)
         except (records.RecordError, db.StoreError, ValueError) as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(1)
+            _fail(str(exc), 1)
         except sqlite3.Error as exc:
-            click.echo(f"Error: store: {exc}", err=True)
-            sys.exit(1)
+            _fail(f"store: {exc}", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    """One line on stderr (click's messages can span lines, e.g. a missing --type lists choices)."""
+    click.echo(f"Error: {' '.join(message.split())}", err=True)
+    sys.exit(code)
 
 
 def _connect() -> sqlite3.Connection:

@@ -64,14 +64,30 @@ def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = Tru
         if version < migrations.LATEST:
             if not migrate:
                 raise StoreError(f"the store at {path} needs migrating; run any agentctx command")
-            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
+            _ensure_wal(conn, busy_ms)
             migrations.apply(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
     except BaseException:
         conn.close()
         raise
+
+
+def _ensure_wal(conn: sqlite3.Connection, busy_ms: int) -> None:
+    """Switch a new store to WAL. Concurrent first connects can get SQLITE_BUSY here without
+    the busy handler being called (SQLite's deadlock avoidance), so retry until the timeout."""
+    import time
+
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _read_only(path: str, busy_ms: int) -> sqlite3.Connection:

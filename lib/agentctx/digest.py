@@ -37,6 +37,16 @@ class Digest:
 def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_type: bool = True):
     blocks = [render.record_block(r, body_chars=body_chars, show_type=show_type) for r in recs]
     kept, _ = budgets.fit_blocks([heading, *blocks], budget)
+    if len(kept) == 1 and recs:
+        # The top record alone is over budget (a long handover, a CJK body): show it with the
+        # longest body that fits rather than dropping the section.
+        lo, hi = 0, body_chars
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            fits = len(budgets.fit_blocks([heading, render.record_block(recs[0], body_chars=mid, show_type=show_type)],
+                                          budget)[0]) == 2
+            lo, hi = (mid, hi) if fits else (lo, mid - 1)
+        kept, _ = budgets.fit_blocks([heading, render.record_block(recs[0], body_chars=lo, show_type=show_type)], budget)
     if len(kept) <= 1:
         return [], []
     return kept, [r["id"] for r in recs[: len(kept) - 1]]
@@ -60,7 +70,8 @@ def build(conn: sqlite3.Connection, proj: project.Project) -> Digest:
         blocks += kept
         used += kept_ids
     total = sum(c["active"] for c in records.counts(conn, proj.id).values())
-    rest = total - len(used)
+    others = {r["id"] for r in plan[-1][2] if r["project_id"] != proj.id}  # other projects' global preferences
+    rest = total - len([rid for rid in used if rid not in others])
     if total:
         hint = (
             f"{rest} more records for this project are searchable: `agentctx search <terms>` "

@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import sqlite3
+
 from . import clock
 
 
@@ -116,12 +117,17 @@ def detect(cwd: str | None = None) -> Project:
         return Project(_hash("path:" + os.path.normcase(start)), os.path.basename(start) or start, start, None)
     worktree, common = found
     url = _remote_url(_read(os.path.join(common, "config")) or "")
-    main_root = os.path.dirname(common) if os.path.basename(common) == ".git" else worktree
+    if os.path.basename(common) == ".git":
+        main_root = os.path.dirname(common)
+        main_name = os.path.basename(main_root)
+    else:  # a bare repository, --separate-git-dir or a submodule: the shared git dir is the identity
+        main_root = common
+        main_name = os.path.basename(common).removesuffix(".git") or os.path.basename(worktree)
     if url:
         normalized = normalize_remote(url)
-        name = normalized.rstrip("/").rsplit("/", 1)[-1] or os.path.basename(main_root)
+        name = normalized.rstrip("/").rsplit("/", 1)[-1] or main_name
         return Project(_hash(normalized), name, worktree, normalized)
-    return Project(_hash("path:" + os.path.normcase(main_root)), os.path.basename(main_root), worktree, None)
+    return Project(_hash("path:" + os.path.normcase(main_root)), main_name, worktree, None)
 
 
 def register(conn: sqlite3.Connection, project: Project) -> None:

@@ -76,15 +76,15 @@ def resolve(conn: sqlite3.Connection, ref: str, project_id: str | None = None) -
     ref = (ref or "").strip().upper()
     if not ids.looks_like_id(ref):
         raise RecordError(f"{ref or '(empty)'!s} is not a record id")
+    # The project filter is part of the query: applied after LIMIT 2, other projects'
+    # records sharing the prefix would hide this project's one.
+    where, params = ("", ()) if project_id is None else (" AND (project_id = ? OR scope = 'global')", (project_id,))
     if len(ref) == 26:
-        row = conn.execute(f"SELECT {COLUMNS} FROM records WHERE id = ?", (ref,)).fetchone()
-        rows = [row] if row else []
+        rows = conn.execute(f"SELECT {COLUMNS} FROM records WHERE id = ?{where}", (ref, *params)).fetchall()
     else:
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM records WHERE id >= ? AND id < ? LIMIT 2", (ref, ref + "~")
+            f"SELECT {COLUMNS} FROM records WHERE id >= ? AND id < ?{where} LIMIT 2", (ref, ref + "~", *params)
         ).fetchall()
-    if project_id is not None:
-        rows = [r for r in rows if r["project_id"] == project_id or r["scope"] == "global"]
     if not rows:
         raise RecordError(f"no record {ref}")
     if len(rows) > 1:
@@ -415,7 +415,7 @@ def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
         "recorded_at": recorded_at, "superseded_at": times["superseded_at"],
         "superseded_by": (data.get("superseded_by") or None),
         "updated_at": times["updated_at"], "access_count": int(data.get("access_count") or 0),
-        "last_accessed": times["last_accessed"], "score": float(data.get("score") or 1.0),
+        "last_accessed": times["last_accessed"], "score": 1.0 if data.get("score") is None else float(data["score"]),
         "source": data.get("source") or "import", "session_id": data.get("session_id"),
     }
     if row["key"] and not row["superseded_at"]:

@@ -30,14 +30,22 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("url_password", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
 ]
 
-# KEY=value style credentials, including .env lines (export FOO_TOKEN=...).
-_ASSIGNMENT = re.compile(
-    r"(?im)^(?P<lead>[ \t]*(?:export[ \t]+)?)?"
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*?(?:pass(?:word|wd)?|pwd|secret|token|api[_\-]?key|apikey|"
-    r"access[_\-]?key|private[_\-]?key|client[_\-]?secret|auth|credentials?|session[_\-]?key)"
-    r"[A-Za-z0-9_]*)"
-    r"(?P<sep>[ \t]*(?:=|:)[ \t]*)"
-    r"(?P<value>\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s,;\"'`]{3,})"
+# Credential assignments. A name counts when it contains one of these words (``DB_PASSWORD``,
+# ``apiKey``, ``GITHUB_TOKEN``); bare "auth" does not, so prose like "our auth: JWT" survives.
+_KEYWORD = (
+    r"(?:pass(?:word|wd)?|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|"
+    r"client[_\-]?secret|auth[_\-]?token|authorization|credentials?|session[_\-]?key)"
+)
+_NAME = rf"(?=[A-Za-z_])[A-Za-z0-9_.\-]*?{_KEYWORD}(?:_[A-Za-z0-9_]*)?"
+_VALUE = r"(?P<value>\"[^\"\n]{3,}\"|'[^'\n]{3,}'|[^\s,;\"'`]{3,})"
+# At a line start, .env / YAML style: ``export API_KEY=...``, ``password: ...``.
+_LINE_ASSIGNMENT = re.compile(
+    rf"(?im)^(?P<lead>[ \t]*(?:export[ \t]+)?)(?P<name>{_NAME})(?P<sep>[ \t]*[:=][ \t]*){_VALUE}"
+)
+# Anywhere: ``password=hunter2`` and quoted ``"token": "abc"`` (JSON, YAML, Python dicts).
+_INLINE_ASSIGNMENT = re.compile(
+    rf"(?i)(?P<lead>(?<![A-Za-z0-9_.\-])[\"']?)(?P<name>{_NAME})"
+    rf"(?P<sep>[\"']?[ \t]*(?:=|:(?=[ \t]*[\"']))[ \t]*){_VALUE}"
 )
 
 _REDACTED = "[REDACTED:{}]"
@@ -57,7 +65,8 @@ def redact(text: str) -> str:
     out = _PRIVATE.sub("", text)
     for kind, pattern in _PATTERNS:
         out = pattern.sub(_REDACTED.format(kind), out)
-    return _ASSIGNMENT.sub(_assignment, out)
+    out = _LINE_ASSIGNMENT.sub(_assignment, out)
+    return _INLINE_ASSIGNMENT.sub(_assignment, out)
 
 
 def has_secret(text: str) -> bool:

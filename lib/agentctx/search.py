@@ -47,7 +47,11 @@ def is_trivial(prompt: str) -> bool:
 
 
 def terms(text: str) -> list[str]:
-    """Distinct, lowercased content words of ``text``, in order, capped."""
+    """Distinct, lowercased content words of ``text``, in order, capped.
+
+    Over the cap, the first and the last words are kept (half each): a question typed
+    after a pasted log must not lose its words to the log's.
+    """
     if len(text) > HEAD_CHARS + TAIL_CHARS:
         text = text[:HEAD_CHARS] + " " + text[-TAIL_CHARS:]
     out: list[str] = []
@@ -58,8 +62,9 @@ def terms(text: str) -> list[str]:
             continue
         seen.add(word)
         out.append(word)
-        if len(out) >= MAX_QUERY_TERMS:
-            break
+    if len(out) > MAX_QUERY_TERMS:
+        tail = MAX_QUERY_TERMS // 2
+        out = out[: MAX_QUERY_TERMS - tail] + out[-tail:]
     return out
 
 
