@@ -304,3 +304,46 @@ def test_trivial_prompts(prompt: str) -> None:
                                     "thanks, why do webhooks double charge?", "Why is CI red?", "k8s", "no way to cache this?"])
 def test_real_prompts_are_not_trivial(prompt: str) -> None:
     assert not search.is_trivial(prompt)
+
+
+# ---------------------------------------------------------------- large stores
+
+
+def _bulk(conn: sqlite3.Connection, project_id: str, n: int, title: str, body: str) -> None:
+    from agentctx import clock, ids
+
+    stamp = clock.now()
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO records (id, project_id, type, title, body, valid_from, recorded_at, source) "
+        "VALUES (?, ?, 'discovery', ?, ?, ?, ?, 'import')",
+        [(ids.new_id(), project_id, f"{title} {i}", body, stamp, stamp) for i in range(n)],
+    )
+    conn.execute("COMMIT")
+
+
+def test_near_ubiquitous_words_are_not_ranked_in_large_stores(conn: sqlite3.Connection, proj: project.Project) -> None:
+    _bulk(conn, proj.id, 2500, "worker note", "the worker restarted")
+    target = records.add(conn, proj.id, type="bugfix", title="Worker deadlock in the ledger reconciler",
+                         body="The reconciler held two locks; now ordered.")
+    words = search.terms("worker deadlock reconciler")
+    assert search.informative(conn, words) == ["deadlock", "reconciler"]  # "worker" is in 2,501 of 2,501
+    assert search.informative(conn, ["worker", "nosuchword"]) == ["worker"]  # the rarest matching word stays
+    hits = search.search(conn, proj.id, "worker deadlock reconciler", limit=3)
+    assert ids(hits)[0] == target["id"]
+
+
+def test_prerank_falls_back_when_top_hits_belong_to_other_projects(conn: sqlite3.Connection, proj: project.Project) -> None:
+    _bulk(conn, "another-project", search.PRERANK + 50, "kafka kafka partition", "kafka kafka kafka")
+    mine = records.add(conn, proj.id, type="decision", title="We use kafka for events", body="One topic per aggregate.")
+    hits = search.search(conn, proj.id, "kafka", limit=3)
+    assert ids(hits) == [mine["id"]]
+
+
+def test_digest_reads_current_records_in_index_order(conn: sqlite3.Connection, proj: project.Project) -> None:
+    plan = " ".join(
+        row[3] for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM records WHERE project_id = ? AND type = ? AND superseded_at IS NULL "
+            "ORDER BY pinned DESC, score DESC, recorded_at DESC LIMIT 5", (proj.id, "decision"))
+    )
+    assert "records_active_rank" in plan and "TEMP B-TREE" not in plan

@@ -43,14 +43,19 @@ def parse(text: str, *, end_of_day: bool = False) -> str:
     return to_iso(dt)
 
 
-def age_days(stamp: str | None, reference: str | None = None) -> float:
-    """Days between a stored timestamp and ``reference`` (default: now); 0 if unknown."""
-    if not stamp:
-        return 0.0
+def to_datetime(stamp: str) -> datetime | None:
+    """A stored timestamp as a naive UTC datetime (fromisoformat: ~10x faster than strptime)."""
     try:
-        then = datetime.strptime(stamp, FORMAT)
-        ref = datetime.strptime(reference or now(), FORMAT)
-    except ValueError:
+        return datetime.fromisoformat(stamp[:-1] if stamp.endswith("Z") else stamp)
+    except (ValueError, TypeError):
+        return None
+
+
+def age_days(stamp: str | None, reference: str | datetime | None = None) -> float:
+    """Days between a stored timestamp and ``reference`` (default: now); 0 if unknown."""
+    then = to_datetime(stamp) if stamp else None
+    ref = reference if isinstance(reference, datetime) else to_datetime(reference or now())
+    if then is None or ref is None:
         return 0.0
     return max(0.0, (ref - then).total_seconds() / 86400.0)
 

@@ -69,7 +69,7 @@ def build(conn: sqlite3.Connection, proj: project.Project) -> Digest:
         kept, kept_ids = _section(heading, recs, SECTION_TOKENS[name], BODY_CHARS[name], show_type)
         blocks += kept
         used += kept_ids
-    total = sum(c["active"] for c in records.counts(conn, proj.id).values())
+    total = records.count_active(conn, proj.id)
     others = {r["id"] for r in plan[-1][2] if r["project_id"] != proj.id}  # other projects' global preferences
     rest = total - len([rid for rid in used if rid not in others])
     if total:

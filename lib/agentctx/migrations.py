@@ -152,6 +152,15 @@ def m001_initial(db: Database) -> None:
     db["injections"].create_index(["injected_at"])
 
 
+@migration
+def m002_active_by_type_index(db: Database) -> None:
+    """Top current records of one type in ranking order, read straight from an index."""
+    db["records"].create_index(
+        ["project_id", "type", "superseded_at", "pinned", "score", "recorded_at"],
+        index_name="records_active_rank",
+    )
+
+
 LATEST = len(MIGRATIONS)
 
 

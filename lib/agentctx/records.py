@@ -281,20 +281,34 @@ def active(
     limit: int = 50,
     include_global: bool = False,
 ) -> list[dict]:
-    """Current records, pinned first, then by stored score and recency."""
-    params: list = [project_id]
-    where = "(project_id = ?" + (" OR scope = 'global')" if include_global else ")")
-    where += " AND superseded_at IS NULL"
+    """Current records, pinned first, then by stored score and recency.
+
+    With types given, each type is read in ranking order from the ``records_active_rank``
+    index (no sort of every current record) and the lists are merged.
+    """
+    order = "ORDER BY pinned DESC, score DESC, recorded_at DESC LIMIT ?"
     types = list(types or [])
-    if types:
-        where += f" AND type IN ({','.join('?' * len(types))})"
-        params += types
-    rows = conn.execute(
-        f"SELECT {COLUMNS} FROM records WHERE {where} "
-        "ORDER BY pinned DESC, score DESC, recorded_at DESC LIMIT ?",
-        (*params, limit),
-    ).fetchall()
-    return [dict(r) for r in rows]
+    if not types:
+        where = "(project_id = ?" + (" OR scope = 'global')" if include_global else ")")
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM records WHERE {where} AND superseded_at IS NULL {order}", (project_id, limit)
+        ).fetchall()
+        return [dict(r) for r in rows]
+    found: dict[str, dict] = {}
+    for rtype in types:
+        for row in conn.execute(
+            f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND superseded_at IS NULL {order}",
+            (project_id, rtype, limit),
+        ):
+            found[row["id"]] = dict(row)
+        if include_global:
+            for row in conn.execute(
+                f"SELECT {COLUMNS} FROM records WHERE scope = 'global' AND type = ? AND superseded_at IS NULL {order}",
+                (rtype, limit),
+            ):
+                found[row["id"]] = dict(row)
+    merged = sorted(found.values(), key=lambda r: (r["pinned"], r["score"], r["recorded_at"]), reverse=True)
+    return merged[:limit]
 
 
 def history(
@@ -331,6 +345,13 @@ def history(
         (*params, limit),
     ).fetchall()
     return [dict(r) for r in rows]
+
+
+def count_active(conn: sqlite3.Connection, project_id: str) -> int:
+    """Current records of one project (an index-only count)."""
+    return conn.execute(
+        "SELECT COUNT(*) FROM records WHERE project_id = ? AND superseded_at IS NULL", (project_id,)
+    ).fetchone()[0]
 
 
 def counts(conn: sqlite3.Connection, project_id: str | None = None) -> dict[str, dict[str, int]]:
