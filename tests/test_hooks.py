@@ -348,7 +348,7 @@ def test_hot_path_imports_nothing_heavy():
 
 def test_hook_scripts_and_manifests_agree():
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    assert {"SessionStart", "UserPromptSubmit", "SessionEnd"} <= set(hooks)
     for entries in hooks.values():
         for entry in entries:
             for handler in entry["hooks"]:

@@ -161,6 +161,26 @@ def m002_active_by_type_index(db: Database) -> None:
     )
 
 
+@migration
+def m003_capture(db: Database) -> None:
+    """Session metadata and extraction watermark; anchors that survive compaction."""
+    sessions = db["sessions"]
+    sessions.add_column("meta", str)  # JSON: git branch switches, commits, PRs seen in the session
+    sessions.add_column("extraction_watermark", str)  # where the last extraction stopped in the transcript
+    sessions.add_column("extraction_runs", int, not_null_default=0)
+    sessions.add_column("extraction_input_tokens", int, not_null_default=0)
+    sessions.add_column("extraction_output_tokens", int, not_null_default=0)
+    # One anchor per session (Intent / Changes made / Decisions taken / Next steps), merged at
+    # each PreCompact; ``version`` increases with every write.
+    db["anchors"].create(
+        {"session_id": str, "project_id": str, "intent": str, "changes": str, "decisions": str,
+         "next_steps": str, "version": int, "updated_at": str},
+        pk="session_id",
+        defaults={"version": 0},
+    )
+    db["anchors"].create_index(["project_id", "updated_at"])
+
+
 LATEST = len(MIGRATIONS)
 
 
