@@ -451,7 +451,7 @@ def _generate(project_id: str, count: int, salt: int, rng: random.Random, start:
     stamps = sorted(start + timedelta(seconds=rng.random() * span) for _ in range(count))
     # Which slots are profile records (spread over time), and which are global preferences.
     profile_slots = set(rng.sample(range(count), n_profile)) if n_profile else set()
-    types_, weights = zip(*TYPE_MIX)
+    types_, weights = zip(*TYPE_MIX, strict=True)
     out: list[dict] = []
     active_by_type: dict[str, list[int]] = {t: [] for t in types_}
     active_key: dict[str, int] = {}
@@ -540,7 +540,7 @@ def build(home: str, records: int, *, seed: int = 7, method: str = "insert", bat
     per_other = [rest // len(OTHER_PROJECTS) + (1 if i < rest % len(OTHER_PROJECTS) else 0)
                  for i in range(len(OTHER_PROJECTS))]
     projects = [(target.id, target.name, target.root, target.remote, n_target, 25, 6)]
-    for (remote, name), n in zip(OTHER_PROJECTS, per_other):
+    for (remote, name), n in zip(OTHER_PROJECTS, per_other, strict=True):
         pid = project._hash(remote)
         projects.append((pid, name, f"/home/dev/src/{name}", remote, n, 2, 3))
 

@@ -1,24 +1,14 @@
 #!/bin/sh
 # Runs one agentctx hook script with uv (PEP 723 inline dependencies).
 # Usage: launch.sh <script-name-without-.py>
-# Claude Code often gives hooks a minimal PATH, so uv is also looked for where its
-# installers put it. Without uv, SessionStart says once, in one line, how to get it;
+# uv is found by lib/find_uv.sh (minimal PATHs, shims). Without uv, SessionStart says once, in one line, how to get it;
 # every other hook exits 0 silently. This script never exits non-zero.
 event="$1"
 root="${CLAUDE_PLUGIN_ROOT:-}"
 [ -n "$root" ] && [ -f "$root/hooks/$event.py" ] || root=$(CDPATH= cd -- "$(dirname -- "$0")/.." 2>/dev/null && pwd)
 
-uv_bin="${AGENTCTX_UV:-}"
-if [ -z "$uv_bin" ] || [ ! -x "$uv_bin" ]; then
-  uv_bin=$(command -v uv 2>/dev/null)
-fi
-if [ -z "$uv_bin" ]; then
-  for candidate in "${XDG_BIN_HOME:-}/uv" "$HOME/.local/bin/uv" "$HOME/.cargo/bin/uv" \
-      "/opt/homebrew/bin/uv" "/usr/local/bin/uv" "/usr/bin/uv" "$HOME/.local/share/uv/bin/uv" \
-      "${LOCALAPPDATA:-}/Programs/uv/uv.exe" "$HOME/.local/bin/uv.exe"; do
-    if [ -x "$candidate" ]; then uv_bin="$candidate"; break; fi
-  done
-fi
+. "$root/lib/find_uv.sh"
+find_uv
 
 if [ -z "$uv_bin" ]; then
   if [ "$event" = "session_start" ]; then

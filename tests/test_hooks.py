@@ -375,3 +375,20 @@ def test_hooks_return_quickly_enough_to_never_hit_timeouts(seeded, home, repo):
         started = time.monotonic()
         run_hook(hook, payload(repo, event, source="startup", prompt="flaky webhook", reason="other"), home)
         assert time.monotonic() - started < limit
+
+
+def test_real_uv_is_preferred_over_a_version_manager_shim(seeded, home, repo, tmp_path):
+    fake_home = tmp_path / "user"
+    (fake_home / ".local" / "bin").mkdir(parents=True)
+    real_uv = shutil.which("uv", path=hook_env(home)["PATH"])
+    (fake_home / ".local" / "bin" / "uv").symlink_to(Path(real_uv).resolve())
+    shims = tmp_path / "pyenv" / "shims"
+    shims.mkdir(parents=True)
+    marker = tmp_path / "shim-was-used"
+    (shims / "uv").write_text(f"#!/bin/sh\ntouch {marker}\nexit 3\n")
+    (shims / "uv").chmod(0o755)
+    env = hook_env(home, PATH=f"{shims}:/usr/bin:/bin", HOME=str(fake_home),
+                   UV_CACHE_DIR=os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv"))
+    proc = run_hook("session_start", payload(repo, "SessionStart", source="startup"), home, env=env)
+    assert proc.returncode == 0 and "Internal services use gRPC" in context_of(proc)
+    assert not marker.exists()

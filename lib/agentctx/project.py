@@ -7,12 +7,19 @@ worktree of one repository shares it; outside git, of the directory itself.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sqlite3
 
 from . import clock
+
+try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms on every hook run
+    from _sha2 import sha256  # Python >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python <= 3.11
+    except ImportError:
+        from hashlib import sha256
 
 
 class Project:
@@ -34,7 +41,7 @@ class Project:
 
 
 def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def normalize_remote(url: str) -> str:

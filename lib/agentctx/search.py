@@ -20,7 +20,7 @@ MAX_TERM_CHARS = 64
 # A 1 MB prompt is searched by its head and tail: that is where the ask usually is.
 HEAD_CHARS, TAIL_CHARS = 12_000, 4_000
 CANDIDATES = 40
-COMMON_FRACTION = 0.10
+COMMON_FRACTION = 0.20  # 0.10 changed the top 3 for 1 prompt in 3 at 100k records; 0.20 keeps 94% of it
 COMMON_MIN_RECORDS = 2000
 PRERANK = 300
 
