@@ -44,3 +44,26 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def proj(repo: Path) -> project.Project:
     return project.detect(str(repo))
+
+
+@pytest.fixture(scope="session")
+def claude() -> Path:
+    """The pinned Claude Code CLI (installed on first use); a failure in CI, a skip elsewhere."""
+    import os
+
+    from tests.support.claude_cli import ClaudeCLIUnavailable, install_claude
+
+    try:
+        return install_claude()
+    except ClaudeCLIUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"Claude Code CLI unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def bundle() -> Path:
+    """The plugin as a fresh clone has it, at a stable path (see tests/support/bundle.py)."""
+    from tests.support.bundle import stable_bundle
+
+    return stable_bundle()

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,46 +10,17 @@ import pytest
 from agentctx import budgets, db, project, records
 from tests.conftest import make_repo
 from tests.support import fake_api
-from tests.support.claude_cli import ClaudeCLIUnavailable, claude_plugin, install_claude, run_claude
+from tests.support.bundle import plugin_env
+from tests.support.claude_cli import claude_plugin, run_claude
 
 pytestmark = pytest.mark.claude
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def claude() -> Path:
-    try:
-        return install_claude()
-    except ClaudeCLIUnavailable as exc:
-        if os.environ.get("CI"):
-            raise  # CI installs the CLI first: its absence there is a failure, not a skip
-        pytest.skip(f"Claude Code CLI unavailable: {exc}")
 
 
-@pytest.fixture
-def bundle(tmp_path: Path) -> Path:
-    """The plugin as a fresh clone would have it: tracked and new (unignored) files only."""
-    files = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
-        check=True,
-    ).stdout.decode().split("\0")
-    dest = tmp_path / "agentctx-plugin"
-    for name in filter(None, files):
-        src = ROOT / name
-        if src.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    return dest
 
 
-def hook_env(data: Path) -> dict[str, str]:
-    """What the hooks need inside the CLI's scrubbed environment: our store, uv's warm cache, offline."""
-    env = {"AGENTCTX_HOME": str(data), "UV_OFFLINE": "1"}
-    env["UV_CACHE_DIR"] = os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv")
-    for name in ("UV_PYTHON", "UV_PYTHON_INSTALL_DIR"):
-        if name in os.environ:
-            env[name] = os.environ[name]
-    return env
 
 
 @pytest.fixture
@@ -88,7 +56,7 @@ def test_plugin_and_marketplace_validate(claude, bundle, tmp_path):
         assert report["success"] is True
     plugin_report = json.loads(claude_plugin(tmp_path / "home", "validate", "--json", str(bundle)).stdout)
     events = {h["event"] for h in plugin_report["provides"]["hooks"]}
-    assert events == {"SessionStart", "UserPromptSubmit", "SessionEnd"}
+    assert {"SessionStart", "UserPromptSubmit", "SessionEnd", "PostToolUse", "PreCompact", "Stop"} <= events
 
 
 def test_digest_and_turn_records_reach_the_model_and_superseded_facts_do_not(claude, bundle, world, tmp_path):
@@ -96,7 +64,7 @@ def test_digest_and_turn_records_reach_the_model_and_superseded_facts_do_not(cla
     with fake_api.FakeMessagesAPI() as api:
         api.enqueue(fake_api.text("Noted."))
         run = run_claude(work, tmp_path / "home", "Why did the invoice PDF rendering crash for some customers?",
-                         base_url=api.base_url, plugin_dir=bundle, extra_env=hook_env(data)).check()
+                         base_url=api.base_url, plugin_dir=bundle, extra_env=plugin_env(data)).check()
         seen = system_texts(api)
     assert "SessionStart hook additional context" in seen
     assert "Background jobs run on Celery with Redis" in seen  # the digest
@@ -116,7 +84,7 @@ def test_digest_and_turn_records_reach_the_model_and_superseded_facts_do_not(cla
     with fake_api.FakeMessagesAPI() as api:
         api.enqueue(fake_api.text("Noted."))
         run_claude(work, tmp_path / "home", "How are background jobs and workers set up here?",
-                   base_url=api.base_url, plugin_dir=bundle, extra_env=hook_env(data)).check()
+                   base_url=api.base_url, plugin_dir=bundle, extra_env=plugin_env(data)).check()
         seen = system_texts(api)
     assert new["title"] in seen
     assert "Celery with Redis" not in seen  # the superseded decision never reaches the model
@@ -137,7 +105,7 @@ def test_installed_from_the_marketplace_runs(claude, bundle, world, tmp_path):
     with fake_api.FakeMessagesAPI() as api:
         api.enqueue(fake_api.text("Noted."))
         run_claude(work, home, "What runs the background jobs?", base_url=api.base_url,
-                   extra_env=hook_env(data)).check()  # no --plugin-dir: the installed plugin
+                   extra_env=plugin_env(data)).check()  # no --plugin-dir: the installed plugin
         seen = system_texts(api)
     assert "Background jobs run on Celery with Redis" in seen
 
@@ -151,7 +119,7 @@ def test_plugin_bin_puts_the_cli_on_the_bash_path(claude, bundle, world, tmp_pat
             else fake_api.tool_use("Bash", {"command": "agentctx search invoice --json", "description": "search"})
         )
         run_claude(work, tmp_path / "home", "Search the context store for invoice.", base_url=api.base_url,
-                   plugin_dir=bundle, extra_env=hook_env(data), extra_args=["--allowedTools", "Bash"]).check()
+                   plugin_dir=bundle, extra_env=plugin_env(data), extra_args=["--allowedTools", "Bash"]).check()
         results = [r for req in api.message_requests for r in fake_api.tool_results(req.body)]
     output = json.dumps(results)
     assert "Invoice PDF rendering crashed on emoji names" in output, output[:2000]

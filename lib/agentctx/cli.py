@@ -200,7 +200,9 @@ def list_(c: Ctx, types, limit, as_json):
 @json_option
 @pass_ctx
 def search_(c: Ctx, query, types, include_superseded, limit, as_json):
-    """Full-text search (any text is safe: quotes, *, -, NEAR are taken literally)."""
+    """Full-text search (any text is safe: quotes, *, -, NEAR are taken literally; QUERY - reads stdin)."""
+    if query == "-":  # the slash commands pass the user's words through a heredoc, never through the shell
+        query = sys.stdin.read(1_000_000)
     hits = search.search(c.conn, c.project.id, query, limit=limit, types=types, include_superseded=include_superseded)
     if as_json:
         _dump([{**h.record, "relevance": round(h.relevance, 4), "score": round(h.score, 4), "rung": h.rung} for h in hits])
@@ -357,6 +359,7 @@ def status(c: Ctx, as_json):
             "SELECT COALESCE(SUM(tokens_injected), 0) FROM sessions WHERE project_id = ?", (proj.id,)).fetchone()[0],
         "log": os.path.join(paths.data_dir(), "logs", "agentctx.log"),
     }
+    data["extraction"] = _extraction_totals(conn, proj.id)
     if as_json:
         _dump(data)
         return
@@ -369,6 +372,9 @@ def status(c: Ctx, as_json):
     if not data["records"]:
         click.echo("  no records for this project yet")
     click.echo(f"tokens injected in this project: {data['tokens_injected_total']}")
+    x = data["extraction"]
+    click.echo(f"extraction ({x['mode']}{': ' + x['why'] if x['why'] else ''}): {x['runs']} runs, {x['input_tokens']:,} input / {x['output_tokens']:,} "
+               f"output tokens, ${x['cost_usd']:.4f} at Haiku 4.5 prices")
     for s in sess:
         click.echo(f"  {s['started_at'][:16]}  {s['session_id'][:12]:<12} {s['tokens_injected']:>6} tokens "
                    f"in {s['injections']} injections" + ("" if s["ended_at"] else "  (open)"))
@@ -409,6 +415,98 @@ def demo(home):
     from . import demo as demo_mod
 
     demo_mod.run(home, echo=click.echo)
+
+
+# -- extraction (issue 4, part B): config, extract, and the status line's totals ------------------
+
+
+def _extraction_totals(conn: sqlite3.Connection, project_id: str) -> dict:
+    from . import extract
+
+    row = conn.execute(
+        "SELECT COALESCE(SUM(extraction_runs), 0), COALESCE(SUM(extraction_input_tokens), 0), "
+        "COALESCE(SUM(extraction_output_tokens), 0), COALESCE(SUM(extraction_cost_usd), 0) "
+        "FROM sessions WHERE project_id = ?", (project_id,)).fetchone()
+    how, why = extract.mode(check_sdk=False)
+    return {"mode": how, "why": why, "runs": row[0], "input_tokens": row[1], "output_tokens": row[2],
+            "cost_usd": round(row[3], 6)}
+
+
+@cli.command("config")
+@click.option("--llm/--no-llm", "llm", default=None, help="Turn LLM extraction at turn end on or off.")
+@click.option("--claude-login/--no-claude-login", "claude_login", default=None,
+              help="Without an API key, extract through your Claude Code login (claude -p).")
+@click.option("--show", is_flag=True, help="Print the settings (the default with no other option).")
+@json_option
+def config_(llm, claude_login, show, as_json):
+    """Show or change settings (stored in config.json in the data directory)."""
+    from . import config, extract
+
+    changes = {k: v for k, v in (("llm", llm), ("claude_login", claude_login)) if v is not None}
+    settings = config.save(**changes) if changes else config.load()
+    how, why = extract.mode(check_sdk=False)
+    if as_json:
+        _dump({**settings, "path": config.path(), "extraction_mode": how, "why": why})
+        return
+    for key, value in settings.items():
+        click.echo(f"{key}: {'on' if value else 'off'}")
+    click.echo(f"extraction now: {how}" + (f" ({why})" if why else ""))
+
+
+@cli.command("extract")
+@click.option("--session-id", required=True, help="The Claude Code session id.")
+@click.option("--transcript", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The session's transcript JSONL.")
+@json_option
+@pass_ctx
+def extract_(c: Ctx, session_id, transcript, as_json):
+    """Extract records from what a session added since the last run, now (what Stop starts)."""
+    from . import extract, stophook, worker
+
+    workdir = c.project_dir or os.getcwd()
+    if extract.mode()[1].startswith("the anthropic SDK"):  # this environment lacks it: the worker has it
+        argv = stophook.worker_command(session_id, transcript, workdir, final=True)
+        if argv is None:
+            raise click.ClickException("uv not found: cannot run the extraction worker")
+        import subprocess
+
+        sys.exit(subprocess.run([*argv, *(["--json"] if as_json else [])]).returncode)
+    results = worker.work(session_id, transcript, workdir, final=True)
+    if as_json:
+        _dump([r.as_dict() for r in results])
+        return
+    for r in results:
+        line = f"{r.status} ({r.mode or 'no new conversation'})"
+        if r.written:
+            line += f": {len(r.written)} records"
+        if r.usage is not None and r.usage.calls:
+            line += f"; {r.usage.calls} calls, ${r.usage.cost_usd:.5f}"
+        click.echo(" ".join([line, *r.notes, r.error]).strip())
+
+
+# -- handover (issue 4, part A) -------------------------------------------------------------------
+
+
+@cli.command("handover")
+@json_option
+@pass_ctx
+def handover_(c: Ctx, as_json):
+    """Show the project's current handover (what the last session left, with its version)."""
+    from . import handover
+
+    current = handover.read(c.conn, c.project.id)
+    rec = current["record"]
+    if as_json:
+        _dump({"version": current["version"], **current["fields"],
+               "record": None if rec is None else {k: rec[k] for k in ("id", "session_id", "recorded_at", "updated_at")}})
+        return
+    if rec is None:
+        click.echo("no handover for this project yet")
+        return
+    click.echo(f"{rec['title']}\n  version {current['version']} · id {rec['id']} · session {rec['session_id'] or '?'}"
+               f" · {rec['updated_at'] or rec['recorded_at']}")
+    if rec["body"]:
+        click.echo("\n" + rec["body"])
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ import sqlite3
 from . import budgets, db, paths, project, records, render, sessions
 from .hookio import HOOK_BUSY_MS, cwd, session_id
 
-SECTION_TOKENS = {"profile": 220, "decisions": 560, "handover": 380, "developer": 200, "hint": 90}
+SECTION_TOKENS = {"profile": 220, "decisions": 560, "handover": 380, "developer": 200}  # + a one-line hint
 BODY_CHARS = {"profile": 160, "decisions": 220, "handover": 1400, "developer": 160}
 
 
@@ -52,9 +52,9 @@ def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_
     return kept, [r["id"] for r in recs[: len(kept) - 1]]
 
 
-def build(conn: sqlite3.Connection, proj: project.Project) -> Digest:
-    """Compose the digest for ``proj`` from the store."""
-    blocks: list[str] = []
+def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | None = None) -> Digest:
+    """Compose the digest for ``proj`` from the store; ``lead`` blocks (the anchor) come first."""
+    blocks: list[str] = list(lead or [])
     used: list[str] = []
     plan = [
         ("profile", f"## Project profile: {render.escape(proj.name)}",
@@ -142,6 +142,17 @@ def on_session_start(payload: dict) -> dict | None:
     conn = db.connect(busy_ms=HOOK_BUSY_MS)
     try:
         dig = current(conn, proj)
+        if source == "compact":  # the session's anchor state first (see anchor.py); never cached
+            from . import anchor
+
+            try:
+                lead = anchor.blocks(conn, sid)
+            except (sqlite3.Error, ValueError) as exc:  # a bad anchor must not cost the digest
+                from .hookio import log
+
+                log("SessionStart", f"anchor skipped: {type(exc).__name__}: {exc}")
+                lead = []
+            dig = build(conn, proj, lead=lead) if lead else dig
         try:
             with db.transaction(conn):
                 project.register(conn, proj)

@@ -23,6 +23,9 @@ def hook_env(data_home: Path, **extra: str) -> dict[str, str]:
         "AGENTCTX_HOME": str(data_home),
         "CLAUDE_PLUGIN_ROOT": str(ROOT),
         "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+        # No model calls from hooks under test unless a test opts in (the Stop hook's worker
+        # would otherwise call whatever ANTHROPIC_BASE_URL points at).
+        "AGENTCTX_LLM": "0",
     }
     for name in ("UV_CACHE_DIR", "UV_PYTHON", "UV_OFFLINE", "XDG_CACHE_HOME"):
         if name in os.environ:

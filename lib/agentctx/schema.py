@@ -1,0 +1,109 @@
+"""The ADR-009 extraction reply: parse it and validate it strictly.
+
+:func:`parse` returns the reply as a dict or raises :class:`SchemaError` naming the first problem;
+a reply that is not exactly the schema is rejected whole (nothing is written, the watermark stays).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+CONFIDENCE = ("explicit", "inferred")
+PREF_CATEGORIES = ("style", "tooling", "process", "naming")
+PREF_SCOPES = ("project", "global")
+CONV_SCOPES = ("file", "module", "project")
+MAX_ITEMS = 30
+MAX_TEXT = 2_000
+
+_FIELDS = {
+    "decisions": {"what": "text", "rationale": "str", "supersedes": "id", "confidence": CONFIDENCE},
+    "preferences": {"category": PREF_CATEGORIES, "rule": "text", "confidence": CONFIDENCE, "scope": PREF_SCOPES},
+    "conventions": {"scope": CONV_SCOPES, "convention": "text", "confidence": CONFIDENCE},
+    "gotchas": {"pattern": "text", "why_it_matters": "str"},
+}
+_WORK = ("current_task", "blockers", "next_steps", "open_questions")
+TOP_KEYS = frozenset([*_FIELDS, "active_work", "flush_ok"])
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
+
+
+class SchemaError(ValueError):
+    """The model's reply is not valid JSON of the extraction schema."""
+
+
+def _check_value(where: str, rule, value) -> None:
+    if isinstance(rule, tuple):
+        if value not in rule:
+            raise SchemaError(f"{where} is {value!r}; expected one of {', '.join(rule)}")
+    elif rule == "id":
+        if value is not None and (not isinstance(value, str) or not value.strip() or len(value) > 64):
+            raise SchemaError(f"{where} must be null or a record id")
+    else:
+        if not isinstance(value, str):
+            raise SchemaError(f"{where} must be a string")
+        if rule == "text" and not value.strip():
+            raise SchemaError(f"{where} must not be empty")
+        if len(value) > MAX_TEXT:
+            raise SchemaError(f"{where} is longer than {MAX_TEXT} characters")
+
+
+def _check_strings(where: str, value) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= MAX_TEXT for v in value):
+        raise SchemaError(f"{where} must be an array of strings")
+    if len(value) > MAX_ITEMS:
+        raise SchemaError(f"{where} has more than {MAX_ITEMS} items")
+
+
+def validate(data) -> dict:
+    """Return ``data`` if it is exactly the extraction schema, else raise SchemaError."""
+    if not isinstance(data, dict):
+        raise SchemaError("the reply is not a JSON object")
+    keys = set(data)
+    if keys != TOP_KEYS:
+        missing, extra = sorted(TOP_KEYS - keys), sorted(keys - TOP_KEYS)
+        raise SchemaError(f"wrong keys (missing {missing}, unexpected {extra})")
+    if not isinstance(data["flush_ok"], bool):
+        raise SchemaError("flush_ok must be true or false")
+    for name, fields in _FIELDS.items():
+        items = data[name]
+        if not isinstance(items, list):
+            raise SchemaError(f"{name} must be an array")
+        if len(items) > MAX_ITEMS:
+            raise SchemaError(f"{name} has more than {MAX_ITEMS} items")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or set(item) != set(fields):
+                raise SchemaError(f"{name}[{i}] must have exactly the keys {', '.join(fields)}")
+            for field, rule in fields.items():
+                _check_value(f"{name}[{i}].{field}", rule, item[field])
+    work = data["active_work"]
+    if work is not None:
+        if not isinstance(work, dict) or set(work) != set(_WORK):
+            raise SchemaError(f"active_work must be null or have exactly the keys {', '.join(_WORK)}")
+        _check_value("active_work.current_task", "str", work["current_task"])
+        for field in _WORK[1:]:
+            _check_strings(f"active_work.{field}", work[field])
+    if data["flush_ok"] and (any(data[n] for n in _FIELDS) or _has_work(work)):
+        raise SchemaError("flush_ok is true but entries were returned")
+    return data
+
+
+def _has_work(work: dict | None) -> bool:
+    return bool(work) and any(work[k] for k in _WORK)
+
+
+def parse(text: str) -> dict:
+    """The reply text as a validated dict (a single ```json fence around it is tolerated)."""
+    if not isinstance(text, str) or not text.strip():
+        raise SchemaError("empty reply")
+    fenced = _FENCE.match(text)
+    body = fenced.group(1) if fenced else text
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise SchemaError(f"not JSON: {exc}") from None
+    return validate(data)
+
+
+def has_work(data: dict) -> bool:
+    """True when the reply's active_work says anything."""
+    return _has_work(data.get("active_work"))

@@ -1,0 +1,53 @@
+"""Start a background worker that outlives the hook that started it, and never wait for it.
+
+Used by SessionEnd (consolidation) and Stop (extraction): the hook returns at once while the
+worker runs in its own session (POSIX ``setsid``; on Windows a detached process group with
+no console), so Claude Code ending the hook's process group does not end the worker. The
+worker's stdin, stdout and stderr are the null device: it can never write into a hook's
+output or block on a pipe nobody reads. Workers log through ``hookio.log``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Windows process creation flags (named here so no Windows-only import is needed).
+_DETACHED_PROCESS = 0x00000008
+_CREATE_NEW_PROCESS_GROUP = 0x00000200
+_CREATE_NO_WINDOW = 0x08000000
+
+
+def detached(argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> int:
+    """Start ``argv`` detached from this process and return its pid without waiting.
+
+    Raises OSError when the program cannot be started (callers in hooks log it and go on).
+    """
+    import subprocess  # ~5 ms: only paid when a worker is actually started
+
+    kwargs: dict = {
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+        "close_fds": True,
+        "cwd": cwd,
+        "env": env,
+    }
+    if sys.platform == "win32":
+        kwargs["creationflags"] = _DETACHED_PROCESS | _CREATE_NEW_PROCESS_GROUP | _CREATE_NO_WINDOW
+    else:
+        kwargs["start_new_session"] = True
+    proc = subprocess.Popen(argv, **kwargs)  # argv from agentctx, never a shell string
+    # Not waited on: a hook exits right after (the worker is re-parented to init); a
+    # long-lived caller's ``subprocess`` module reaps it on a later Popen.
+    return proc.pid
+
+
+def python_module(module: str, args: list[str], *, path: list[str]) -> tuple[list[str], dict[str, str]]:
+    """(argv, env) running ``python -m module args`` with the current interpreter and ``path``
+    prepended to PYTHONPATH (the hook's interpreter has the hooks' dependencies); bytecode is cached,
+    as in the hooks."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([*path, *filter(None, [env.get("PYTHONPATH")])])
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return [sys.executable, "-m", module, *args], env

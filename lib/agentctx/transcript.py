@@ -1,0 +1,287 @@
+"""Read Claude Code's transcript JSONL: the main conversation, incrementally. Stdlib only.
+
+The format is internal to Claude Code and changes between releases, so the reader relies only
+on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
+
+* chain lines (``user``, ``assistant``, ``system``, ``progress``, ``attachment``) carry ``uuid`` /
+  ``parentUuid``; every other type (``summary``, ``queue-operation``, ``api-request`` ...) is skipped;
+* the main chain is rebuilt by walking ``parentUuid`` up from the newest leaf that is not a
+  sidechain, meta or team line; ``logicalParentUuid`` (compact boundaries) is never followed, so
+  after a compaction the ``isCompactSummary`` message stands in for what came before;
+* one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
+* ``<system-reminder>`` blocks and harness wrappers (``<command-name>``, ``<local-command-stdout>``
+  ...) are stripped; thinking blocks are dropped; tool calls and results are kept short;
+* a truncated or still-growing last line (no newline yet) is left for the next read.
+
+Incremental use: :func:`read` takes a :class:`Watermark` (byte offset just past the last line
+consumed, plus that entry's uuid) and returns only the main-chain entries after it, with the
+watermark to store once they are processed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+CHAIN_TYPES = ("user", "assistant", "system", "progress", "attachment")
+MAX_TOOL_CHARS = 400  # a tool call or result is context, not content: keep it short
+MAX_TEXT_CHARS = 12_000  # one message; longer ones keep their head and tail
+
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL | re.IGNORECASE)
+_HARNESS = re.compile(
+    r"^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr|caveat)>|<session-start-hook>|"
+    r"<tick>|<goal>|\[Request interrupted by user|<ide_opened_file>|<ide_selection>|<bash-(?:input|stdout|stderr)>)"
+)
+
+
+class Watermark:
+    """Where the last processed read stopped: ``offset`` bytes into the file, at entry ``uuid``."""
+
+    __slots__ = ("offset", "uuid")
+
+    def __init__(self, offset: int = 0, uuid: str | None = None):
+        self.offset, self.uuid = int(offset), uuid
+
+    def dumps(self) -> str:
+        return json.dumps({"v": 1, "offset": self.offset, "uuid": self.uuid})
+
+    @classmethod
+    def loads(cls, text: str | None) -> Watermark:
+        """Parse a stored watermark; anything unreadable means "from the start"."""
+        try:
+            data = json.loads(text or "")
+            return cls(int(data.get("offset") or 0), data.get("uuid"))
+        except (ValueError, TypeError, AttributeError):
+            return cls()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Watermark) and (self.offset, self.uuid) == (other.offset, other.uuid)
+
+    def __repr__(self) -> str:
+        return f"Watermark(offset={self.offset}, uuid={self.uuid!r})"
+
+
+class Entry:
+    """One visible message: role ``user``, ``assistant``, ``tool`` (a tool result) or ``summary``."""
+
+    __slots__ = ("uuid", "role", "text", "timestamp", "end")
+
+    def __init__(self, uuid: str, role: str, text: str, timestamp: str, end: int):
+        self.uuid, self.role, self.text, self.timestamp, self.end = uuid, role, text, timestamp, end
+
+    def __repr__(self) -> str:
+        return f"Entry({self.role}, {self.text[:40]!r})"
+
+
+class Batch:
+    """The result of :meth:`read`: new entries and the watermark that covers them."""
+
+    __slots__ = ("entries", "watermark", "restarted", "lines", "skipped")
+
+    def __init__(self, entries: list[Entry], watermark: Watermark, restarted: bool, lines: int, skipped: int):
+        self.entries, self.watermark, self.restarted = entries, watermark, restarted
+        self.lines, self.skipped = lines, skipped
+
+
+def clean_text(text: str) -> str:
+    """Drop ``<system-reminder>`` blocks and harness wrappers; trim."""
+    text = _REMINDER.sub("", text)
+    if _HARNESS.match(text):
+        return ""
+    return text.strip()
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return f"{text[:head]} […{len(text) - limit} characters cut…] {text[-(limit - head):]}"
+
+
+def _one_line(value: object, limit: int = MAX_TOOL_CHARS) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return _clip(" ".join(text.split()), limit)
+
+
+def _tool_result_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+    return "\n".join(parts)
+
+
+def _blocks(line: dict) -> list[tuple[str, str]]:
+    """(role, text) pieces of one user/assistant line, cleaned."""
+    message = line.get("message")
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    is_user = line.get("type") == "user"
+    if line.get("isCompactSummary"):
+        text = content if isinstance(content, str) else _tool_result_text(content)
+        return [("summary", text.strip())] if text.strip() else []
+    if isinstance(content, str):
+        text = clean_text(content)
+        return [("user" if is_user else "assistant", text)] if text else []
+    out: list[tuple[str, str]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            text = clean_text(block["text"])
+            if text:
+                out.append(("user" if is_user else "assistant", text))
+        elif kind == "tool_use" and not is_user:
+            out.append(("assistant", f"[tool {block.get('name', '?')}: {_one_line(block.get('input', {}))}]"))
+        elif kind == "tool_result":
+            text = clean_text(_tool_result_text(block.get("content")))
+            flag = " error" if block.get("is_error") else ""
+            if text:
+                out.append(("tool", f"[tool result{flag}: {_one_line(text)}]"))
+        # thinking, redacted_thinking, images, documents: not content worth extracting
+    return out
+
+
+def _lines(path: str, offset: int, size: int):
+    """Yield (parsed object or None, byte offset just past the line) for complete lines."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        pos = offset
+        remaining = size - offset
+        buf = fh.read(remaining) if remaining > 0 else b""
+    start = 0
+    while True:
+        nl = buf.find(b"\n", start)
+        if nl < 0:
+            return  # no newline yet: a truncated or still-growing last line, left for later
+        raw = buf[start:nl].strip()
+        start = nl + 1
+        obj = None
+        if raw:
+            try:
+                obj = json.loads(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                obj = None
+        yield obj, pos + start
+
+
+def _valid_offset(path: str, offset: int, size: int) -> bool:
+    """A stored offset still fits this file: within it and just after a newline."""
+    if offset <= 0:
+        return offset == 0
+    if offset > size:
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(offset - 1)
+        return fh.read(1) == b"\n"
+
+
+def read(path: str, watermark: Watermark | None = None) -> Batch:
+    """Main-chain entries after ``watermark`` (or the whole file), and the watermark past them.
+
+    A missing file gives an empty batch and the same watermark. If the file shrank or the
+    stored offset no longer falls on a line boundary (the file was replaced), reading starts
+    over from the top and ``restarted`` is set.
+    """
+    mark = watermark or Watermark()
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return Batch([], mark, False, 0, 0)
+    restarted = not _valid_offset(path, mark.offset, size)
+    offset = 0 if restarted else mark.offset
+    nodes: dict[str, dict] = {}
+    order: list[str] = []
+    ends: dict[str, int] = {}
+    has_child: set[str] = set()
+    end = offset
+    lines = skipped = 0
+    for obj, line_end in _lines(path, offset, size):
+        lines += 1
+        end = line_end
+        if not isinstance(obj, dict) or obj.get("type") not in CHAIN_TYPES or not isinstance(obj.get("uuid"), str):
+            skipped += 1
+            continue
+        uid = obj["uuid"]
+        if uid not in nodes:
+            order.append(uid)
+        nodes[uid] = obj
+        ends[uid] = line_end
+        parent = obj.get("parentUuid")
+        if isinstance(parent, str):
+            has_child.add(parent)
+    chain = _main_chain(nodes, order, has_child)
+    entries = _entries(chain, ends)
+    last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
+    return Batch(entries, Watermark(end, last_uuid), restarted, lines, skipped)
+
+
+def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -> list[dict]:
+    """Root-to-leaf lines of the newest main-thread leaf (within what was read).
+
+    As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
+    assistant line, its leaf; the newest leaf that is not a sidechain, meta or team line wins,
+    else the newest leaf that is not a sidechain.
+    """
+    leaves: list[dict] = []
+    for uid in reversed(order):  # newest first
+        if uid in has_child:
+            continue
+        node, seen = nodes[uid], set()
+        while node is not None and node["uuid"] not in seen and node.get("type") not in ("user", "assistant"):
+            seen.add(node["uuid"])
+            parent = node.get("parentUuid")
+            node = nodes.get(parent) if isinstance(parent, str) else None
+        if node is not None and node.get("type") in ("user", "assistant"):
+            leaves.append(node)
+    main = [n for n in leaves if not (n.get("isSidechain") or n.get("isMeta") or n.get("teamName"))]
+    leaf = (main or [n for n in leaves if not n.get("isSidechain")] or [None])[0]
+    chain: list[dict] = []
+    seen = set()
+    node = leaf
+    while node is not None and node["uuid"] not in seen:
+        seen.add(node["uuid"])
+        chain.append(node)
+        parent = node.get("parentUuid")  # never logicalParentUuid: compaction ends the walk
+        node = nodes.get(parent) if isinstance(parent, str) else None
+    chain.reverse()
+    return chain
+
+
+def _entries(chain: list[dict], ends: dict[str, int]) -> list[Entry]:
+    """Visible messages of the chain, assistant lines of one response merged by ``message.id``."""
+    out: list[Entry] = []
+    by_message: dict[str, tuple[Entry, set[str]]] = {}
+    for line in chain:
+        if line.get("type") not in ("user", "assistant") or line.get("isMeta") or line.get("isSidechain"):
+            continue
+        if line.get("isVisibleInTranscriptOnly") and not line.get("isCompactSummary"):
+            continue
+        pieces = _blocks(line)
+        if not pieces:
+            continue
+        uid, stamp = line["uuid"], line.get("timestamp") if isinstance(line.get("timestamp"), str) else ""
+        message = line.get("message") or {}
+        mid = message.get("id") if line.get("type") == "assistant" else None
+        if isinstance(mid, str) and mid in by_message:
+            target, seen = by_message[mid]
+            fresh = [text for _, text in pieces if text not in seen]
+            seen.update(fresh)
+            if fresh:
+                target.text = _clip("\n".join([target.text, *fresh]), MAX_TEXT_CHARS)
+            target.uuid, target.end = uid, ends[uid]
+            continue
+        for role, text in pieces:  # consecutive pieces of one role become one entry
+            if out and out[-1].uuid == uid and out[-1].role == role:
+                out[-1].text = _clip(f"{out[-1].text}\n{text}", MAX_TEXT_CHARS)
+            else:
+                out.append(Entry(uid, role, _clip(text, MAX_TEXT_CHARS), stamp, ends[uid]))
+        if isinstance(mid, str):
+            by_message[mid] = (out[-1], {text for _, text in pieces})
+    return out

@@ -1,0 +1,19 @@
+#!/usr/bin/env -S uv run --quiet --script
+# /// script
+# requires-python = ">=3.10"
+# dependencies = ["sqlite-utils>=3.38", "anthropic>=0.69"]
+# ///
+"""The extraction worker the Stop hook starts detached: see lib/agentctx/worker.py and extract.py.
+
+``uv run --script lib/agentctx_worker.py --session-id S --transcript PATH [--cwd DIR] [--final]``
+"""
+
+import os
+import sys
+
+sys.dont_write_bytecode = False
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from agentctx.worker import main  # noqa: E402
+
+sys.exit(main())

@@ -1,0 +1,57 @@
+"""The plugin as a fresh clone has it, copied once per test run to a stable path.
+
+uv keys a PEP 723 script's environment by the script's path, so a new copy per test made a
+new environment per hook script per test (hundreds of them in the uv cache). One copy at a
+fixed place under the test cache reuses the same environments run after run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cache() -> Path:
+    return Path(os.environ.get("AGENTCTX_TEST_CACHE") or Path.home() / ".cache" / "agentctx-test").expanduser()
+
+
+def copy_bundle(dest: Path) -> Path:
+    """Copy tracked and new (unignored) files of the checkout to ``dest`` (replacing it)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    names = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+        check=True,
+    ).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def stable_bundle() -> Path:
+    """A fresh copy of the plugin at ``<test cache>/bundle/agentctx``."""
+    return copy_bundle(test_cache() / "bundle" / "agentctx")
+
+
+def plugin_env(data: Path, *, llm: bool = False, **extra: str) -> dict[str, str]:
+    """What hooks and the MCP server need inside the CLI's scrubbed environment: our store, uv's
+    warm cache, offline; model calls from the Stop worker only when ``llm`` is set."""
+    env = {
+        "AGENTCTX_HOME": str(data),
+        "UV_OFFLINE": "1",
+        "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv"),
+    }
+    if not llm:
+        env["AGENTCTX_LLM"] = "0"
+    for name in ("UV_PYTHON", "UV_PYTHON_INSTALL_DIR"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
