@@ -17,6 +17,7 @@ import pytest
 
 from agentctx import budgets, db, project, records
 from tests.support.hooks import ROOT, context_of, hook_env, run_hook
+from tests.support.imports import heavy_modules_loaded
 
 HOOKS = ("session_start", "user_prompt_submit", "session_end")
 
@@ -335,15 +336,7 @@ def test_concurrent_hooks_lose_nothing(seeded, home, repo):
 
 def test_hot_path_imports_nothing_heavy():
     """SessionStart / UserPromptSubmit / SessionEnd modules load only the standard library."""
-    code = (
-        "import sys; sys.path.insert(0, 'lib')\n"
-        "import agentctx.digest, agentctx.turn, agentctx.lifecycle, agentctx.hookio\n"
-        "heavy = {'sqlite_utils', 'click', 'platformdirs', 'anthropic', 'mcp', 'numpy', 'model2vec',\n"
-        "         'sqlite_vec', 'dataclasses', 'typing', 'pathlib', 'tempfile', 'inspect'}\n"
-        "print(sorted(heavy & set(sys.modules)))\n"
-    )
-    out = subprocess.run([sys.executable, "-I", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert heavy_modules_loaded("import agentctx.digest, agentctx.turn, agentctx.lifecycle, agentctx.hookio") == []
 
 
 def test_hook_scripts_and_manifests_agree():
