@@ -44,6 +44,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.path.join(ROOT, "lib") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, "lib"))
 
+from agentctx import ids  # noqa: E402
+
 TARGET_SHARE = 0.8
 TARGET_REMOTE = "git@github.com:acme/payments-platform.git"
 OTHER_PROJECTS = [
@@ -265,7 +267,6 @@ TYPE_MIX = [  # (type, share of a project's non-profile records)
 SUPERSEDE_P = {"decision": 0.25, "convention": 0.18, "preference": 0.12, "discovery": 0.08, "bugfix": 0.05,
                "handover": 0.0}
 SOURCES = ["llm_extraction"] * 6 + ["cli"] * 2 + ["mcp_tool", "hook_observation", "user_statement", "import"]
-ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
 def _zipf_weights(n: int, s: float = 1.0) -> list[float]:
@@ -402,12 +403,8 @@ EXTRA_SENTENCES = [
 
 
 def _ulid(ms: int, rng: random.Random) -> str:
-    value = (ms << 80) | rng.getrandbits(80)
-    chars = []
-    for _ in range(26):
-        chars.append(ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """A reproducible ULID (the store's own generator, fed a seeded random source)."""
+    return ids.new_id(ms, rng.getrandbits(80))
 
 
 def _iso(dt: datetime) -> str:

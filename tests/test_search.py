@@ -347,3 +347,13 @@ def test_digest_reads_current_records_in_index_order(conn: sqlite3.Connection, p
             "ORDER BY pinned DESC, score DESC, recorded_at DESC LIMIT 5", (proj.id, "decision"))
     )
     assert "records_active_rank" in plan and "TEMP B-TREE" not in plan
+
+
+def test_archived_records_are_not_retrieved(conn: sqlite3.Connection, proj: project.Project) -> None:
+    kept = records.add(conn, proj.id, type="discovery", title="Kafka consumer lag alarm at 10k messages")
+    rolled = records.add(conn, proj.id, type="discovery", title="Kafka consumer lag seen on Monday")
+    conn.execute("UPDATE records SET archived_at = ? WHERE id = ?", (clock.now(), rolled["id"]))
+    assert ids(search.search(conn, proj.id, "kafka consumer lag")) == [kept["id"]]
+    assert [r["id"] for r in records.active(conn, proj.id, ["discovery"])] == [kept["id"]]
+    assert records.count_active(conn, proj.id) == 1
+    assert {r["id"] for r in records.history(conn, proj.id)} == {kept["id"], rolled["id"]}  # history keeps it

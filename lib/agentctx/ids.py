@@ -8,9 +8,16 @@ import time
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
-def new_id() -> str:
-    """A fresh ULID: 48 bits of milliseconds, then 80 random bits."""
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+def new_id(ms: int | None = None, rand: int | None = None) -> str:
+    """A ULID: 48 bits of milliseconds (default now), then 80 random bits (default os.urandom).
+
+    Passing both makes ids reproducible (the benchmark store builder does).
+    """
+    if ms is None:
+        ms = int(time.time() * 1000)
+    if rand is None:
+        rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms << 80) | (rand & ((1 << 80) - 1))
     chars = []
     for _ in range(26):
         chars.append(_ALPHABET[value & 31])

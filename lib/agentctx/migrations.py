@@ -181,6 +181,28 @@ def m003_capture(db: Database) -> None:
     db["anchors"].create_index(["project_id", "updated_at"])
 
 
+@migration
+def m004_consolidation_and_sync(db: Database) -> None:
+    """Archive state and embedding bookkeeping on records; the cold partition; CLAUDE.md drift
+    candidates; team-export sync state."""
+    records = db["records"]
+    records.add_column("archived_at", str)  # soft-archived (rolled up); hidden from retrieval, kept for history
+    records.add_column("low_score_since", str)  # first time score fell below the prune threshold
+    records.add_column("embedded_model", str)  # the model its vector came from (re-embed on change)
+    records.create_index(["archived_at"])
+    # Cold partition: superseded > 90 days moves here (same columns, no FTS), still read by history.
+    columns = [row[1] for row in db.execute("PRAGMA table_info(records)").fetchall()]
+    db.execute(f"CREATE TABLE records_archive AS SELECT {', '.join(columns)} FROM records WHERE 0")
+    db["records_archive"].create_index(["id"], unique=True)
+    db["records_archive"].create_index(["project_id", "valid_from"])
+    db["drift"].create(
+        {"record_id": str, "project_id": str, "score": float, "kind": str, "detail": str, "updated_at": str},
+        pk="record_id",
+    )
+    db["drift"].create_index(["project_id", "score"])
+    db["team_sync"].create({"project_id": str, "path": str, "sha256": str, "synced_at": str}, pk="project_id")
+
+
 LATEST = len(MIGRATIONS)
 
 

@@ -281,7 +281,7 @@ def active(
     limit: int = 50,
     include_global: bool = False,
 ) -> list[dict]:
-    """Current records, pinned first, then by stored score and recency.
+    """Current records (not superseded, not archived), pinned first, then by stored score and recency.
 
     With types given, each type is read in ranking order from the ``records_active_rank``
     index (no sort of every current record) and the lists are merged.
@@ -291,19 +291,19 @@ def active(
     if not types:
         where = "(project_id = ?" + (" OR scope = 'global')" if include_global else ")")
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM records WHERE {where} AND superseded_at IS NULL {order}", (project_id, limit)
+            f"SELECT {COLUMNS} FROM records WHERE {where} AND superseded_at IS NULL AND archived_at IS NULL {order}", (project_id, limit)
         ).fetchall()
         return [dict(r) for r in rows]
     found: dict[str, dict] = {}
     for rtype in types:
         for row in conn.execute(
-            f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND superseded_at IS NULL {order}",
+            f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND superseded_at IS NULL AND archived_at IS NULL {order}",
             (project_id, rtype, limit),
         ):
             found[row["id"]] = dict(row)
         if include_global:
             for row in conn.execute(
-                f"SELECT {COLUMNS} FROM records WHERE scope = 'global' AND type = ? AND superseded_at IS NULL {order}",
+                f"SELECT {COLUMNS} FROM records WHERE scope = 'global' AND type = ? AND superseded_at IS NULL AND archived_at IS NULL {order}",
                 (rtype, limit),
             ):
                 found[row["id"]] = dict(row)
@@ -350,7 +350,8 @@ def history(
 def count_active(conn: sqlite3.Connection, project_id: str) -> int:
     """Current records of one project (an index-only count)."""
     return conn.execute(
-        "SELECT COUNT(*) FROM records WHERE project_id = ? AND superseded_at IS NULL", (project_id,)
+        "SELECT COUNT(*) FROM records WHERE project_id = ? AND superseded_at IS NULL AND archived_at IS NULL",
+        (project_id,),
     ).fetchone()[0]
 
 
@@ -380,7 +381,7 @@ def global_preferences(conn: sqlite3.Connection, *, limit: int = 20) -> list[dic
     """The developer profile: cross-project preferences stated or reinforced (ADR-010)."""
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM records WHERE scope = 'global' AND type = 'preference' "
-        "AND superseded_at IS NULL AND confidence IN ('explicit', 'reinforced') "
+        "AND superseded_at IS NULL AND archived_at IS NULL AND confidence IN ('explicit', 'reinforced') "
         "ORDER BY pinned DESC, reinforce_count DESC, recorded_at DESC LIMIT ?",
         (limit,),
     ).fetchall()

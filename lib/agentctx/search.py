@@ -116,7 +116,7 @@ class Hit:
 def _scope_clause(include_superseded: bool) -> str:
     clause = "(r.project_id = ? OR r.scope = 'global')"
     if not include_superseded:
-        clause += " AND r.superseded_at IS NULL"
+        clause += " AND r.superseded_at IS NULL AND r.archived_at IS NULL"  # current and not rolled up
     return clause
 
 
