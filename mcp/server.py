@@ -1,7 +1,8 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"  # TOML: tomllib on 3.11+, agentctx.stack's own reader on 3.10
-# dependencies = ["mcp>=2.3,<3", "sqlite-utils>=3.38"]  # sqlite-utils: only to migrate an outdated store
+# dependencies = ["mcp>=2.3,<3", "sqlite-utils>=3.38", "model2vec>=0.6", "numpy>=1.26", "apsw>=3.46", "sqlite-vec>=0.1.6"]
+# # sqlite-utils: only to migrate an outdated store; model2vec, numpy, apsw, sqlite-vec: hybrid ctx_search
 # ///
 """agentctx MCP server (stdio): search and read the project's context store, record and supersede facts.
 
@@ -49,6 +50,7 @@ tried before, how to build/test/lint, or before changing code that has history.
 1. ctx_search(query): compact index (id, type, date, status, title), ~50 tokens per result. Search first.
 2. ctx_get(ids): full text of only the records you need, with what they replaced and what replaced them.
 ctx_related(file): records linked to a file, before you edit it. ctx_project(): stack, commands, entry points.
+ctx_sync_claudemd(): proposed CLAUDE.md update for settled decisions it lacks or contradicts (review with the user).
 
 Write when something durable is settled or stated by the user: ctx_record(type, title, body), one fact per \
 record, never secrets. When a recorded fact is no longer true, ctx_supersede(old_id, new_body, rationale) \
@@ -212,6 +214,15 @@ async def ctx_related(
     through the records they replaced or share files with. Check before editing a file that may have
     history. Compact index lines like ctx_search; ctx_get the ids you need."""
     return await _call(ctx, "related", file)
+
+
+@mcp.tool(annotations=READ, structured_output=False)
+async def ctx_sync_claudemd(ctx: Context) -> str:
+    """Compare CLAUDE.md with the store: settled (explicit or reinforced) decisions and conventions it does not
+    mention, or contradicts by still stating what they superseded. Returns one line per candidate (+ additions,
+    ~~strikethrough~~ for superseded content) and the proposed unified diff of CLAUDE.md. Writes nothing: show
+    it to the user and apply only after they confirm (`agentctx sync --yes`)."""
+    return await _call(ctx, "sync_claudemd")
 
 
 if __name__ == "__main__":

@@ -462,7 +462,7 @@ def test_status(run: Run, home: Path) -> None:
     conn.close()
     data = as_json(run("status", "--json"))
     assert data["project"]["name"] == "widgets" and data["project"]["remote"] == "github.com/acme/widgets"
-    assert data["records"] == {"decision": {"active": 1, "superseded": 1}, "bugfix": {"active": 1, "superseded": 0}}
+    assert data["records"] == {"decision": {"active": 1, "superseded": 1, "archived": 0}, "bugfix": {"active": 1, "superseded": 0, "archived": 0}}
     assert data["records_all_projects"] == 3
     assert data["store"]["path"] == str(home / "agentctx.db") and data["store"]["bytes"] > 4096
     assert data["store"]["schema"] >= 1
@@ -611,7 +611,7 @@ def test_real_executable_round_trip(home: Path, repo: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert [h["id"] for h in json.loads(r.stdout)] == [rec["id"]]
     r = _exe(home, "--project", str(repo), "status", "--json")
-    assert json.loads(r.stdout)["records"] == {"decision": {"active": 1, "superseded": 0}}
+    assert json.loads(r.stdout)["records"] == {"decision": {"active": 1, "superseded": 0, "archived": 0}}
     assert (home / "agentctx.db").is_file()
 
 

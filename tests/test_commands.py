@@ -18,7 +18,7 @@ from tests.support.bundle import plugin_env
 from tests.support.claude_cli import run_claude
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ("ctx-status", "ctx-search", "ctx-record", "ctx-export", "ctx-history")
+COMMANDS = ("ctx-status", "ctx-search", "ctx-record", "ctx-export", "ctx-history", "ctx-sync", "ctx-ui")
 CLI = "${CLAUDE_PLUGIN_ROOT}/bin/agentctx"
 # Claude Code's permission check refuses a backslash before whitespace even inside a quoted heredoc (the
 # command is then not run at all), so that one is left out here.

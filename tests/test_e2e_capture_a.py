@@ -18,7 +18,6 @@ from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
 from tests.support.claude_cli import claude_plugin, run_claude
-from tests.support.hooks import run_hook
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT_S = 60  # how long to wait for an async hook or a detached worker to show its effect
@@ -87,29 +86,25 @@ def test_detached_reports_a_missing_program(tmp_path):
         spawn.detached([str(tmp_path / "no-such-program")])
 
 
-def test_session_end_starts_no_consolidation_until_it_exists(home, repo):
-    assert not (ROOT / "lib" / "agentctx" / "consolidate.py").exists()
-    assert lifecycle.consolidation_command("p", "s") is None
-    assert lifecycle.start_consolidation("p", "s") is None
-    proc = run_hook("session_end", {"session_id": "s1", "cwd": str(repo), "reason": "other"}, home)
-    assert proc.returncode == 0 and proc.stdout == b""
-    conn = db.connect()
-    assert conn.execute("SELECT ended_at FROM sessions WHERE session_id = 's1'").fetchone() is None  # never started
-    conn.close()
+def test_session_end_runs_consolidation_as_a_uv_script(home, repo, monkeypatch):
+    argv = lifecycle.consolidation_command("p", "s", str(repo))
+    assert argv is not None and argv[argv.index("--script") + 1] == str(ROOT / "lib" / "agentctx_consolidate.py")
+    assert argv[-6:] == ["--project-id", "p", "--session-id", "s", "--cwd", str(repo)]
+    monkeypatch.setattr(lifecycle, "CONSOLIDATE_SCRIPT", str(ROOT / "lib" / "no_such_script.py"))
+    assert lifecycle.consolidation_command("p", "s") is None and lifecycle.start_consolidation("p", "s") is None
 
 
-def test_session_end_starts_consolidation_detached_once_an_entry_point_exists(home, repo, tmp_path, monkeypatch):
-    (tmp_path / "mods").mkdir()
-    (tmp_path / "mods" / "probe_consolidate.py").write_text(PROBE)
-    monkeypatch.setattr(lifecycle, "CONSOLIDATE_MODULE", "probe_consolidate")
-    monkeypatch.setattr(lifecycle, "CONSOLIDATE_PATH", [str(tmp_path / "mods"), lifecycle.LIB])
+def test_session_end_starts_consolidation_detached(home, repo, tmp_path, monkeypatch):
+    probe = tmp_path / "probe_consolidate.py"
+    probe.write_text(PROBE)
+    monkeypatch.setattr(lifecycle, "CONSOLIDATE_SCRIPT", str(probe))
     out = tmp_path / "probe.json"
     monkeypatch.setenv("PROBE_OUT", str(out))
     proj = project.detect(str(repo))
     assert lifecycle.on_session_end({"session_id": "s1", "cwd": str(repo), "reason": "other"}) is None
     (tmp_path / "probe.json.go").touch()
     got = _probe_result(out)
-    assert got["argv"] == ["--project-id", proj.id, "--session-id", "s1"] and got["saw_go"]
+    assert got["argv"] == ["--project-id", proj.id, "--session-id", "s1", "--cwd", proj.root] and got["saw_go"]
     assert got["sid"] != os.getsid(0) and all(all(v) for v in got["fds"].values())
 
 

@@ -27,7 +27,7 @@ from agentctx.scoring import TYPES
 from tests.conftest import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOLS = {"ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_project", "ctx_related"}
+TOOLS = {"ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_project", "ctx_related", "ctx_sync_claudemd"}
 ID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 LINE = re.compile(r"^- (?P<id>[0-9A-Z]{26}) \| (?P<type>\w+) \| (?P<date>\d{4}-\d\d-\d\d) \| (?P<status>[a-z/]+)"
                   r"(?: \| \d hops)? \| (?P<title>.+)$")

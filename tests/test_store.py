@@ -773,6 +773,6 @@ def test_counts(conn: sqlite3.Connection, proj: project.Project) -> None:
     records.supersede(conn, proj.id, a["id"], body="b")
     records.add(conn, proj.id, type="bugfix", title="c")
     records.add(conn, "otherproject0000", type="bugfix", title="d")
-    assert records.counts(conn, proj.id) == {"decision": {"active": 1, "superseded": 1},
-                                             "bugfix": {"active": 1, "superseded": 0}}
-    assert records.counts(conn)["bugfix"] == {"active": 2, "superseded": 0}
+    assert records.counts(conn, proj.id) == {"decision": {"active": 1, "superseded": 1, "archived": 0},
+                                             "bugfix": {"active": 1, "superseded": 0, "archived": 0}}
+    assert records.counts(conn)["bugfix"] == {"active": 2, "superseded": 0, "archived": 0}

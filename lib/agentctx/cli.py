@@ -509,6 +509,13 @@ def handover_(c: Ctx, as_json):
         click.echo("\n" + rec["body"])
 
 
+# Command groups kept in their own modules (profile and rollup, dashboard, consolidation,
+# CLAUDE.md sync and the team file) add themselves to ``cli``.
+from . import cli_consolidate, cli_profile, cli_sync, cli_ui  # noqa: E402
+
+for _group in (cli_profile, cli_ui, cli_consolidate, cli_sync):
+    _group.register(cli)
+
 def main() -> None:
     cli(prog_name="agentctx")
 

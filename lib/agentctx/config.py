@@ -13,7 +13,7 @@ import os
 
 from . import paths
 
-DEFAULTS: dict[str, bool] = {"llm": True, "claude_login": False}
+DEFAULTS: dict[str, bool] = {"llm": True, "claude_login": False, "embeddings": True}  # embeddings: see consolidate.py
 
 
 def path() -> str:

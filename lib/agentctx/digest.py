@@ -60,7 +60,7 @@ def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | 
         ("profile", f"## Project profile: {render.escape(proj.name)}",
          records.active(conn, proj.id, ["profile"], limit=20), False),
         ("decisions", "## Decisions and conventions in force",
-         records.active(conn, proj.id, ["decision", "convention"], limit=40), True),
+         ranked(proj.id, records.active(conn, proj.id, ["decision", "convention"], limit=40)), True),
         ("handover", "## Last session handover",
          records.active(conn, proj.id, ["handover"], limit=1), False),
         ("developer", "## Developer profile (all projects)", records.global_preferences(conn), False),
@@ -69,6 +69,10 @@ def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | 
         kept, kept_ids = _section(heading, recs, SECTION_TOKENS[name], BODY_CHARS[name], show_type)
         blocks += kept
         used += kept_ids
+        if name == "decisions":  # CLAUDE.md drift (ADR-013): read from the drift table, never CLAUDE.md
+            from .drift import note
+
+            blocks += [line for line in [note(conn, proj.id)] if line]
     total = records.count_active(conn, proj.id)
     others = {r["id"] for r in plan[-1][2] if r["project_id"] != proj.id}  # other projects' global preferences
     rest = total - len([rid for rid in used if rid not in others])
@@ -89,6 +93,30 @@ def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | 
     text = render.fence("session-start", kept)
     kept_ids = [rid for rid in used if any(rid in b for b in kept)]
     return Digest(text, budgets.estimate_tokens(text), kept_ids)
+
+
+def rank_path(project_id: str) -> str:
+    return paths.sub("digests", f"{project_id}.rank.json")
+
+
+def write_rank(project_id: str, record_ids: list[str]) -> None:
+    """Store the consolidation pass's ranking of decisions and conventions (atomically)."""
+    target = rank_path(project_id)
+    paths.ensure(os.path.dirname(target))
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"ids": list(record_ids)}, fh)
+    os.replace(tmp, target)
+
+
+def ranked(project_id: str, recs: list[dict]) -> list[dict]:
+    """``recs`` in the consolidated order: pinned first, records newer than the ranking next, then ranked."""
+    try:
+        with open(rank_path(project_id), encoding="utf-8") as fh:
+            order = {rid: i for i, rid in enumerate(json.load(fh)["ids"])}
+    except (OSError, ValueError, TypeError, KeyError):
+        return recs
+    return sorted(recs, key=lambda r: (not r["pinned"], order.get(r["id"], -1)))
 
 
 def cache_path(project_id: str) -> str:
@@ -134,6 +162,23 @@ def current(conn: sqlite3.Connection, proj: project.Project, *, refresh_cache: b
     return fresh
 
 
+def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
+    """Read .agentctx/context.md back when it changed (a stat and one query when it did not)."""
+    from . import teamsync
+
+    try:
+        done = teamsync.at_session_start(conn, proj)
+    except (OSError, ValueError, sqlite3.Error) as exc:  # a bad team file must not cost the digest
+        from .hookio import log
+
+        log("SessionStart", f"team import skipped: {type(exc).__name__}: {exc}")
+        return
+    if done:
+        from .hookio import log
+
+        log("SessionStart", f"team file {done}")
+
+
 def on_session_start(payload: dict) -> dict | None:
     """SessionStart hook: inject the digest; show queued notices to the user."""
     sid = session_id(payload)
@@ -141,6 +186,7 @@ def on_session_start(payload: dict) -> dict | None:
     proj = project.detect(cwd(payload))
     conn = db.connect(busy_ms=HOOK_BUSY_MS)
     try:
+        _team_import(conn, proj)
         dig = current(conn, proj)
         if source == "compact":  # the session's anchor state first (see anchor.py); never cached
             from . import anchor

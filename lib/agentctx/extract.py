@@ -141,6 +141,13 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
             result = _run_llm(conn, proj, session_id, batch, blocks, client)
             result.mode = how
         result.tokens = tokens
+        if result.written:  # CLAUDE.md drift (ADR-013) after each extraction that wrote records
+            from . import drift
+
+            try:
+                drift.scan(conn, proj)
+            except (OSError, ValueError, sqlite3.Error) as exc:
+                result.notes.append(f"drift scan skipped: {exc}")
         return result
     finally:
         if own:
@@ -268,6 +275,12 @@ def apply(conn, proj, sid: str, data: dict, recs: list[dict], notes: list[str], 
 
 def _write(conn, project_id: str, sid: str, item: dict) -> str | None:
     """``records.add`` unless this session already wrote the same fact (a retried run)."""
+    if item["type"] == "preference" and item.get("scope") == "global":
+        from . import devprofile  # the same rule from any project reinforces one record (ADR-010)
+
+        seen = devprofile.find(conn, item["key"])
+        if seen:
+            return seen["id"] if devprofile.sighting(conn, seen, sid, item["confidence"] == "explicit") else None
     same = conn.execute(
         "SELECT id, session_id, title, body FROM records WHERE project_id = ? AND key = ? AND superseded_at IS NULL",
         (project_id, item["key"]),

@@ -97,7 +97,7 @@ def related(
             WHERE walk.hops < ? AND e.rel_type IN ('applies_to', 'supersedes', 'derives_from', 'spawned_from')
         )
         SELECT {cols}, MIN(walk.hops) AS hops FROM walk JOIN records r ON r.id = walk.node
-        WHERE r.project_id = ? {'' if include_superseded else 'AND r.superseded_at IS NULL'}
+        WHERE r.project_id = ? {'' if include_superseded else 'AND r.superseded_at IS NULL AND r.archived_at IS NULL'}
         GROUP BY r.id ORDER BY hops, r.pinned DESC, r.recorded_at DESC LIMIT ?
         """,
         (json.dumps(seeds), depth, project_id, limit),

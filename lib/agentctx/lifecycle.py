@@ -7,12 +7,10 @@ import os
 from . import db, digest, project, sessions
 from .hookio import HOOK_BUSY_MS, cwd, field, log, session_id
 
-# The consolidation pass (ADR-012) runs as ``python -m <CONSOLIDATE_MODULE> --project-id P
-# --session-id S``, detached, once that module exists under one of CONSOLIDATE_PATH. Until
-# then SessionEnd starts nothing.
+# The consolidation pass (ADR-012) is lib/agentctx_consolidate.py run by uv (its PEP 723
+# dependencies bring model2vec, numpy, apsw and sqlite-vec), detached, like the extraction worker.
 LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONSOLIDATE_MODULE = "agentctx.consolidate"
-CONSOLIDATE_PATH = [LIB]
+CONSOLIDATE_SCRIPT = os.path.join(LIB, "agentctx_consolidate.py")
 
 
 def on_session_end(payload: dict) -> dict | None:
@@ -29,7 +27,7 @@ def on_session_end(payload: dict) -> dict | None:
     finally:
         conn.close()
     flush_extraction(sid, field(payload, "transcript_path"), cwd(payload))
-    start_consolidation(proj.id, sid)
+    start_consolidation(proj.id, sid, proj.root)
     return None
 
 
@@ -45,27 +43,32 @@ def flush_extraction(sid: str, transcript_path: str, workdir: str) -> None:
         log("SessionEnd", f"final extraction not started: {exc}")
 
 
-def consolidation_command(project_id: str, sid: str) -> tuple[list[str], dict[str, str]] | None:
-    """(argv, env) of the consolidation worker, or None while no entry point exists."""
-    rel = CONSOLIDATE_MODULE.replace(".", os.sep) + ".py"
-    if not any(os.path.isfile(os.path.join(folder, rel)) for folder in CONSOLIDATE_PATH):
+def consolidation_command(project_id: str, sid: str, workdir: str | None = None) -> list[str] | None:
+    """The argv of the consolidation pass (None when uv or the script cannot be found)."""
+    if not os.path.isfile(CONSOLIDATE_SCRIPT):
         return None
-    from .spawn import python_module
+    from .stophook import _uv
 
-    return python_module(
-        CONSOLIDATE_MODULE, ["--project-id", project_id, "--session-id", sid], path=CONSOLIDATE_PATH
-    )
+    uv = _uv()
+    if uv is None:
+        return None
+    argv = [uv, "run", "--quiet", "--script", CONSOLIDATE_SCRIPT, "--project-id", project_id, "--session-id", sid]
+    if workdir:
+        argv += ["--cwd", workdir]
+    nice = next((p for p in ("/usr/bin/nice", "/bin/nice") if os.path.exists(p)), None)
+    return ([nice, "-n", "10"] if nice else []) + argv
 
 
-def start_consolidation(project_id: str, sid: str) -> int | None:
-    """Start consolidation detached (never waited for); its pid, or None when there is none."""
-    command = consolidation_command(project_id, sid)
-    if command is None:
+def start_consolidation(project_id: str, sid: str, workdir: str | None = None) -> int | None:
+    """Start consolidation detached (never waited for); its pid, or None when it cannot start."""
+    argv = consolidation_command(project_id, sid, workdir)
+    if argv is None:
+        log("SessionEnd", "consolidation not started: uv not found")
         return None
     from .spawn import detached
 
     try:
-        return detached(command[0], env=command[1])
+        return detached(argv, cwd=workdir if workdir and os.path.isdir(workdir) else None)
     except OSError as exc:
         log("SessionEnd", f"consolidation not started: {exc}")
         return None

@@ -28,6 +28,7 @@ MAX_FILES = 20
 MAX_PATH_CHARS = 1000
 GET_CHARS = 40_000  # ~10k tokens: Claude Code warns above 10,000 tokens of tool output
 RELATED_RESULTS = 20
+VECTOR_RECHECK_S = 300
 
 log = logging.getLogger("agentctx.mcp")
 
@@ -85,6 +86,8 @@ class Service:
         self._project: project.Project | None = None
         self._registered_for: str | None = None
         self._notes: list[str] = []
+        self._vec: tuple | None = None  # (store, embedder) for hybrid ctx_search, loaded once
+        self._vec_checked = 0.0
 
     # -- state
 
@@ -97,6 +100,9 @@ class Service:
 
     def close(self) -> None:
         with self._lock:
+            if self._vec is not None:
+                self._vec[0].close()
+                self._vec = None
             if self._conn is not None:
                 self._conn.close()
             self._conn = self._inode = self._registered_for = None
@@ -155,6 +161,32 @@ class Service:
             except Exception as exc:  # noqa: BLE001 - the first tool call reports the problem
                 log.warning("warm-up: %s", exc)
 
+    def vectors(self) -> tuple | None:
+        """(vector store, embedder) when vectors of the configured model exist, else None (FTS5 only).
+
+        The model is loaded once (the server is long-lived); never downloaded here. Checked again
+        at most every VECTOR_RECHECK_S while missing (a consolidation pass may create them).
+        """
+        import time
+
+        if self._vec is not None or time.monotonic() - self._vec_checked < VECTOR_RECHECK_S:
+            return self._vec
+        self._vec_checked = time.monotonic()
+        try:
+            from . import config, embeddings, vectors
+
+            if not config.load().get("embeddings", True) or not os.path.exists(vectors.path()):
+                return None
+            emb = embeddings.load(download=False)
+            store = vectors.Store(busy_ms=2000)
+            if store.tag() != emb.tag:
+                store.close()
+                return None
+            self._vec = (store, emb)
+        except Exception as exc:  # noqa: BLE001 - no model2vec, no model, damaged file: FTS5 alone
+            log.info("hybrid search off: %s", exc)
+        return self._vec
+
     def _run(self, fn, *args, **kwargs) -> str:
         """Run one tool under the lock; turn store and record errors into ToolInputError."""
         with self._lock:
@@ -200,6 +232,9 @@ class Service:
     def related(self, file: str) -> str:
         return self._run(self._related, file)
 
+    def sync_claudemd(self) -> str:
+        return self._run(self._sync_claudemd)
+
     # -- implementations
 
     def _search(self, query, rtype, file, scope) -> str:
@@ -222,8 +257,16 @@ class Service:
             where = f" linked to {file}"
         else:
             pid = "" if scope == "global" else proj.id  # no project has id "": only global records remain
-            hits = search.search(conn, pid, query, limit=40 if scope == "project" else SEARCH_RESULTS, types=types)
-            recs = [h.record for h in hits if scope != "project" or h.record["scope"] == "project"]
+            vec = self.vectors() if scope != "global" else None
+            if vec is not None:  # RRF of FTS5 and vector ranks (hybrid.py)
+                from . import hybrid
+
+                recs = hybrid.search_records(conn, pid, query, store=vec[0], embedder=vec[1], types=types,
+                                             limit=40 if scope == "project" else SEARCH_RESULTS)
+            else:
+                recs = [h.record for h in search.search(conn, pid, query, types=types,
+                                                        limit=40 if scope == "project" else SEARCH_RESULTS)]
+            recs = [r for r in recs if scope != "project" or r["scope"] == "project"]
             where = ""
         shown = clip_tokens(" ".join(query.split()), 20)
         if not recs:
@@ -363,6 +406,25 @@ class Service:
             changes.append(f"{len(report.changed)} changed (old values kept in history)")
         if changes:
             lines.append(f"Profile refreshed from the repository: {', '.join(changes)}.")
+        return "\n".join(lines)
+
+    def _sync_claudemd(self) -> str:
+        from . import drift
+
+        conn, proj = self.conn(), self.project()
+        try:
+            prop = drift.proposal(conn, proj)
+        except drift.DriftError as exc:
+            raise ToolInputError(f"{exc}. CLAUDE.md was not compared or changed.") from None
+        if not prop["candidates"]:
+            return f"CLAUDE.md ({prop['path']}) reflects the store's decisions and conventions: nothing to propose."
+        lines = [f"{len(prop['candidates'])} drift candidate(s) for {prop['path']}"
+                 + ("" if prop["exists"] else " (the file does not exist yet)") + ":", *prop["lines"],
+                 *(f"(by hand) {x}" for x in prop["not_applied"])]
+        if prop["diff"]:
+            lines += ["", "Proposed change (unified diff):", clip_tokens(prop["diff"], 6000)]
+        lines += ["", "Nothing was written. Show this to the user; apply only after they confirm, with "
+                      "`agentctx sync --yes` (Bash). They may also edit CLAUDE.md by hand."]
         return "\n".join(lines)
 
     def _related(self, file) -> str:

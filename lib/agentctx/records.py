@@ -340,9 +340,10 @@ def history(
     if types:
         where += f" AND type IN ({','.join('?' * len(types))})"
         params += types
-    rows = conn.execute(
-        f"SELECT {COLUMNS} FROM records WHERE {where} ORDER BY type, valid_from DESC LIMIT ?",
-        (*params, limit),
+    rows = conn.execute(  # the cold partition (records_archive) answers history too
+        f"SELECT {COLUMNS} FROM records WHERE {where} UNION ALL SELECT {COLUMNS} FROM records_archive WHERE {where} "
+        "ORDER BY type, valid_from DESC LIMIT ?",
+        (*params, *params, limit),
     ).fetchall()
     return [dict(r) for r in rows]
 
@@ -356,15 +357,20 @@ def count_active(conn: sqlite3.Connection, project_id: str) -> int:
 
 
 def counts(conn: sqlite3.Connection, project_id: str | None = None) -> dict[str, dict[str, int]]:
-    """{type: {"active": n, "superseded": m}} for one project (or all with None)."""
+    """{type: {"active": n, "superseded": m, "archived": k}} for one project (or all with None).
+
+    Archived records (rolled up) are neither active nor superseded: they are counted apart.
+    """
     where, params = ("WHERE project_id = ?", (project_id,)) if project_id else ("", ())
     out: dict[str, dict[str, int]] = {}
     for row in conn.execute(
-        f"SELECT type, superseded_at IS NULL AS current, COUNT(*) AS n FROM records {where} GROUP BY 1, 2",
+        "SELECT type, CASE WHEN superseded_at IS NOT NULL THEN 'superseded' "
+        "WHEN archived_at IS NOT NULL THEN 'archived' ELSE 'active' END AS state, COUNT(*) AS n "
+        f"FROM records {where} GROUP BY 1, 2",
         params,
     ):
-        slot = out.setdefault(row["type"], {"active": 0, "superseded": 0})
-        slot["active" if row["current"] else "superseded"] += row["n"]
+        slot = out.setdefault(row["type"], {"active": 0, "superseded": 0, "archived": 0})
+        slot[row["state"]] += row["n"]
     return out
 
 

@@ -59,3 +59,22 @@ def final_score(
         * CONFIDENCE_WEIGHT.get(confidence, 0.8)
         * (1.0 if stored_score is None else stored_score)
     )
+
+
+# Stored score (the consolidation pass): base × access × recency × confidence, in [0, ~1.5].
+ACCESS_BOOST_MAX = 0.5  # at most +50% for records injected or reinforced often
+ACCESS_DAILY_DECAY = 0.98  # the boost fades with days since the record was last used
+PRUNE_SCORE = 0.1  # below this for PRUNE_AFTER_DAYS: a prune candidate (agentctx prune)
+PRUNE_AFTER_DAYS = 60
+ARCHIVE_AFTER_DAYS = 90  # superseded for longer: moved to records_archive
+
+
+def stored_score(record_type: str, age_days: float, confidence: str, uses: int, days_since_use: float,
+                 base: float = 1.0) -> float:
+    """What the consolidation pass writes to ``records.score`` (no floor: it decides pruning)."""
+    import math
+
+    factor = DAILY_DECAY.get(record_type, 0.98)
+    recency = 1.0 if factor >= 1.0 else factor ** max(0.0, age_days)
+    access = 1.0 + min(ACCESS_BOOST_MAX, 0.1 * math.log1p(max(0, uses))) * ACCESS_DAILY_DECAY ** max(0.0, days_since_use)
+    return base * access * recency * CONFIDENCE_WEIGHT.get(confidence, 0.8)

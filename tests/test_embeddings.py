@@ -1,0 +1,71 @@
+"""Loading model2vec models: a local folder, a folder that is not a model, an offline download."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agentctx import embeddings
+
+MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "m2v-minilm-l6-256"
+
+
+def test_the_test_model_is_where_ci_has_it():
+    assert (MODEL / "model.safetensors").is_file(), f"expected the shared test model at {MODEL}"
+
+
+def test_a_local_model_folder_loads_and_gives_unit_vectors(home, monkeypatch):
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(MODEL))
+    emb = embeddings.load()
+    assert emb.tag == "m2v-minilm-l6-256|256" and emb.dim == 256
+    vecs = emb.encode(["Use PostgreSQL for the main database", "Postgres is the primary datastore", "bake bread"])
+    assert vecs.dtype == np.float32 and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
+
+
+def test_a_folder_that_is_not_a_model_is_refused_clearly(home, tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(embeddings.EmbeddingError, match="is not a model2vec model"):
+        embeddings.load(str(tmp_path))
+    with pytest.raises(embeddings.EmbeddingError, match="does not exist"):
+        embeddings.load(str(tmp_path / "missing"))
+
+
+def test_a_broken_model_folder_is_refused_clearly(home, tmp_path):
+    for name in ("config.json", "tokenizer.json"):
+        (tmp_path / name).write_text((MODEL / name).read_text())
+    (tmp_path / "model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(embeddings.EmbeddingError, match="could not be loaded as a model2vec model"):
+        embeddings.load(str(tmp_path))
+
+
+def test_the_default_model_downloads_into_the_data_dir_or_says_why_not(home, monkeypatch):
+    """No hub is reachable here: the download fails with one log line, then is not retried for a while."""
+    monkeypatch.delenv("AGENTCTX_EMBED_MODEL", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens: fails at once, anywhere
+    assert embeddings.source() == embeddings.DEFAULT_MODEL
+    with pytest.raises(embeddings.EmbeddingError, match="could not download"):
+        embeddings.load()
+    log = (home / "logs" / "agentctx.log").read_text()
+    assert f"downloading embedding model {embeddings.DEFAULT_MODEL} into {home / 'models'}" in log
+    with pytest.raises(embeddings.EmbeddingError, match="retrying after"):
+        embeddings.load()
+    with pytest.raises(embeddings.EmbeddingError, match="not downloaded yet"):
+        embeddings.load(download=False)
+
+
+def test_a_downloaded_model_is_found_offline(home, monkeypatch):
+    snap = home / "models" / "models--acme--tiny" / "snapshots" / "abc"
+    snap.mkdir(parents=True)
+    for f in MODEL.iterdir():
+        (snap / f.name).write_bytes(f.read_bytes())
+    emb = embeddings.load("acme/tiny", download=False)
+    assert emb.tag == "acme/tiny|256"
+
+
+def test_records_are_embedded_with_type_date_and_project():
+    text = embeddings.text_for({"type": "decision", "valid_from": "2026-03-01T10:00:00Z", "title": "Use gRPC",
+                                "body": "for service calls"}, "payments")
+    assert text == "[decision] [2026-03-01] [payments] Use gRPC\nfor service calls"
