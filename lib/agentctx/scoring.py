@@ -1,7 +1,8 @@
 """Ranking rules for the hot path: the one place that weighs types, age and confidence.
 
-final = relevance × recency_decay(type, age) × type_weight × confidence_weight × stored score
-(``score`` is 1.0 until the consolidation pass rewrites it). Pinned records rank first.
+final = relevance × type_weight × stored_score(type, age, confidence, uses, days since last use),
+computed at query time. The consolidation pass writes the same ``stored_score`` to ``records.score``
+(pruning and digest order read it). Pinned records rank first.
 """
 
 from __future__ import annotations
@@ -40,25 +41,14 @@ CONFIDENCE_WEIGHT = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.8}
 RELATIVE_FLOOR = 0.15
 
 
-def recency_decay(record_type: str, age_days: float) -> float:
-    """Multiplier in [DECAY_FLOOR, 1] for a record of this type and age."""
-    factor = DAILY_DECAY.get(record_type, 0.98)
-    if factor >= 1.0:
-        return 1.0
-    return max(DECAY_FLOOR, factor ** age_days)
-
-
 def final_score(
-    relevance: float, record_type: str, age_days: float, confidence: str, stored_score: float | None
+    relevance: float, record_type: str, age_days: float, confidence: str, uses: int, days_since_use: float
 ) -> float:
-    """Combine query relevance with the record's standing."""
-    return (
-        relevance
-        * recency_decay(record_type, age_days)
-        * TYPE_WEIGHT.get(record_type, 1.0)
-        * CONFIDENCE_WEIGHT.get(confidence, 0.8)
-        * (1.0 if stored_score is None else stored_score)
-    )
+    """Query relevance × type weight × the record's standing, computed now with ``stored_score``
+    (the same rule the consolidation pass writes to ``records.score``, so recency and confidence
+    count once and are never stale), floored so age never erases an exact match."""
+    standing = stored_score(record_type, age_days, confidence, uses, days_since_use)
+    return relevance * TYPE_WEIGHT.get(record_type, 1.0) * max(DECAY_FLOOR, standing)
 
 
 # Stored score (the consolidation pass): base × access × recency × confidence, in [0, ~1.5].

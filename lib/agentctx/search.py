@@ -129,7 +129,9 @@ def _rank(rows: Iterable[tuple[dict, float]], rung: str, reference: str) -> list
     ref = clock.to_datetime(reference)
     for rec, relevance in rows:
         age = clock.age_days(rec.get("valid_from") or rec.get("recorded_at"), ref)
-        score = final_score(relevance, rec["type"], age, rec["confidence"], rec.get("score"))
+        since_use = clock.age_days(rec.get("last_accessed") or rec.get("recorded_at"), ref)
+        uses = int(rec.get("access_count") or 0) + int(rec.get("reinforce_count") or 0)
+        score = final_score(relevance, rec["type"], age, rec["confidence"], uses, since_use)
         hits.append(Hit(rec, relevance, score, rung))
     hits.sort(key=lambda h: (not h.record.get("pinned"), -h.score))
     return hits
