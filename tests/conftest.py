@@ -8,6 +8,9 @@ import pytest
 
 from agentctx import db, project
 
+# The dashboard tests' `store` and `server` fixtures (modules that define their own keep theirs).
+pytest_plugins = ["tests.support.ui_server"]
+
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -8,27 +8,18 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from agentctx import consolidate, db, flight, mcp_tools, records, vectors
 from tests.support.hooks import hook_env, run_hook
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT.parent / "shared" / "models" / "m2v-minilm-l6-256"
-WAIT_S = 120  # how long to wait for a detached process to show its effect (not what is tested)
 
 
-def wait_for(check, what: str):
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 def _fill(conn, proj, n: int) -> None:

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,11 @@ from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
 from tests.support.claude_cli import claude_plugin, run_claude
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
-WAIT_S = 60  # how long to wait for an async hook or a detached worker to show its effect
 
 
-def wait_for(check, what: str):
-    """Poll ``check`` until it returns something truthy (the waiting is not what is tested)."""
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.claude_cli import run_claude
 from tests.support.hooks import ROOT, hook_env, run_hook
+from tests.support.waiting import wait_for
 from tests.test_extract import Transcript, decision, reply
 
 WORKER = ROOT / "lib" / "agentctx_worker.py"
@@ -30,15 +30,6 @@ def warm_worker_env():
                    timeout=600)
 
 
-def wait_for(predicate, what: str, timeout: float = 90.0):
-    """Poll until ``predicate()`` is truthy (a detached worker has no other way to say it is done)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 def extraction_requests(api: fake_api.FakeMessagesAPI) -> list:

@@ -16,21 +16,11 @@ from types import SimpleNamespace
 import pytest
 
 from agentctx import records
-from tests.support.ui_server import Server, seed, store_snapshot
+from tests.support.ui_server import Server, store_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def store(conn, proj):
-    return seed(conn, proj)
-
-
-@pytest.fixture
-def server(store, tmp_path, proj):
-    srv = Server(tmp_path, project_id=proj.id)
-    yield srv
-    srv.stop()
 
 
 def request(srv: Server, method: str, path: str, body=None, headers: dict | None = None):

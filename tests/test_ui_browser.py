@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from agentctx import records
-from tests.support.ui_server import Server, seed
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -33,16 +32,6 @@ def chromium():
         browser.close()
 
 
-@pytest.fixture
-def store(conn, proj):
-    return seed(conn, proj)
-
-
-@pytest.fixture
-def server(store, tmp_path, proj):
-    srv = Server(tmp_path, project_id=proj.id)
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from agentctx import graph, project, records, sessions
 from agentctx.cli_ui import server_command
 
@@ -77,3 +79,17 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+@pytest.fixture
+def store(conn, proj):
+    """A seeded store for the dashboard tests."""
+    return seed(conn, proj)
+
+
+@pytest.fixture
+def server(store, tmp_path, proj):
+    """The dashboard server on a free port, stopped after the test."""
+    srv = Server(tmp_path, project_id=proj.id)
+    yield srv
+    srv.stop()
