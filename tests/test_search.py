@@ -357,3 +357,10 @@ def test_archived_records_are_not_retrieved(conn: sqlite3.Connection, proj: proj
     assert [r["id"] for r in records.active(conn, proj.id, ["discovery"])] == [kept["id"]]
     assert records.count_active(conn, proj.id) == 1
     assert {r["id"] for r in records.history(conn, proj.id)} == {kept["id"], rolled["id"]}  # history keeps it
+
+
+def test_current_record_count_reads_only_an_index(conn: sqlite3.Connection, proj: project.Project) -> None:
+    plan = " ".join(row[3] for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM records WHERE project_id = ? AND superseded_at IS NULL "
+        "AND archived_at IS NULL", (proj.id,)))
+    assert "COVERING INDEX records_current" in plan
