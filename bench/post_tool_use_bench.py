@@ -29,15 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from datetime import datetime, timezone
 
@@ -46,6 +43,7 @@ ROOT = os.path.dirname(BENCH)
 sys.path.insert(0, os.path.join(ROOT, "lib"))
 sys.path.insert(0, BENCH)
 
+from hooks_bench import Case, measure  # noqa: E402
 from make_store import build as build_store  # noqa: E402
 from make_store import project_dir  # noqa: E402
 
@@ -67,47 +65,16 @@ def hook_env(home: str, project: str) -> dict[str, str]:
     return env
 
 
-def stats(samples: list[float]) -> dict:
-    ordered = sorted(samples)
-    n = len(ordered)
-    return {"runs": n, "median_ms": round(statistics.median(ordered), 2),
-            "p95_ms": round(ordered[max(0, math.ceil(0.95 * n) - 1)], 2), "min_ms": round(ordered[0], 2),
-            "max_ms": round(ordered[-1], 2), "mean_ms": round(statistics.fmean(ordered), 2),
-            "samples_ms": [round(s, 3) for s in samples]}
+def _silent(i: int, out: bytes) -> None:
+    """Capture hooks print nothing: any output is a bug, not a timing."""
+    if out:
+        raise RuntimeError(f"run {i}: unexpected stdout {out[:200]!r}")
 
 
-class Case:
-    """A command with per-run stdin; timed runs append to ``samples``."""
-
-    def __init__(self, key: str, label: str, cmd: list[str], stdin, env: dict, cwd: str):
-        self.key, self.label, self.cmd, self.stdin, self.env, self.cwd = key, label, cmd, stdin, env, cwd
-        self.samples: list[float] = []
-
-    def run(self, i: int) -> None:
-        data = self.stdin(i) if callable(self.stdin) else self.stdin
-        t0 = time.perf_counter_ns()
-        proc = subprocess.run(self.cmd, input=data, capture_output=True, env=self.env, cwd=self.cwd)
-        ms = (time.perf_counter_ns() - t0) / 1e6
-        if proc.returncode != 0 or proc.stdout:
-            raise RuntimeError(f"{self.key}: exit {proc.returncode}, stdout {proc.stdout[:200]!r}")
-        if i >= 0:
-            self.samples.append(ms)
-
-
-def measure(cases: list[Case], runs: int, warmup: int) -> dict:
-    for case in cases:
-        for i in range(-warmup, 0):
-            case.run(i)
-    for i in range(runs):
-        k = i % len(cases)
-        for case in cases[k:] + cases[:k]:
-            case.run(i)
-    out = {}
-    for case in cases:
-        out[case.key] = {"label": case.label, **stats(case.samples)}
-        print(f"  {case.label:<62} median {out[case.key]['median_ms']:6.1f} ms  p95 {out[case.key]['p95_ms']:6.1f} ms",
-              flush=True)
-    return out
+def timed(cases: list[Case], runs: int, warmup: int) -> dict:
+    """hooks_bench.measure (interleaved runs), with each case's label kept in the results."""
+    out = measure(cases, runs=runs, warmup=warmup)
+    return {case.key: {"label": case.label, **out[case.key]} for case in cases}
 
 
 # ---------------------------------------------------------------------------------------
@@ -304,28 +271,28 @@ def main(argv: list[str] | None = None) -> None:
                            capture_output=True, cwd=ROOT, check=True)
         data = payloads(proj_dir, transcript)
         launch = lambda hook: ["sh", LAUNCH, hook]  # noqa: E731
+        post = launch("post_tool_use")
+        hook = {"env": env, "cwd": proj_dir, "after": _silent}
         cases = [
-            Case("write", "PostToolUse Write (50 files, 5 sessions)", launch("post_tool_use"), data["write"], env, proj_dir),
-            Case("edit", "PostToolUse Edit (one file, repeated)", launch("post_tool_use"), data["edit"], env, proj_dir),
-            Case("bash_error", "PostToolUseFailure Bash error → bugfix stub (reinforced)", launch("post_tool_use"),
-                 data["bash_error"], env, proj_dir),
-            Case("test_run", "PostToolUse[Failure] Bash pytest, fail/pass alternating", launch("post_tool_use"),
-                 data["test_run"], env, proj_dir),
-            Case("bash_quiet", "PostToolUse Bash `ls` (nothing stored)", launch("post_tool_use"), data["bash_quiet"],
-                 env, proj_dir),
-            Case("session_end", "SessionEnd", launch("session_end"), data["session_end"], env, proj_dir),
+            Case("write", "PostToolUse Write (50 files, 5 sessions)", post, stdin=data["write"], **hook),
+            Case("edit", "PostToolUse Edit (one file, repeated)", post, stdin=data["edit"], **hook),
+            Case("bash_error", "PostToolUseFailure Bash error → bugfix stub (reinforced)", post,
+                 stdin=data["bash_error"], **hook),
+            Case("test_run", "PostToolUse[Failure] Bash pytest, fail/pass alternating", post,
+                 stdin=data["test_run"], **hook),
+            Case("bash_quiet", "PostToolUse Bash `ls` (nothing stored)", post, stdin=data["bash_quiet"], **hook),
+            Case("session_end", "SessionEnd", launch("session_end"), stdin=data["session_end"], **hook),
             Case("pre_compact", "PreCompact (anchor merged, backup written)", launch("pre_compact"),
-                 data["pre_compact"], env, proj_dir),
+                 stdin=data["pre_compact"], **hook),
             Case("baseline_uv", "baseline: `uv run --script`, hooks' dependencies, no work",
-                 [uv, "run", "--quiet", "--script", os.path.join(BENCH, "baselines", "hook_deps.py")], b"", env,
-                 proj_dir),
+                 [uv, "run", "--quiet", "--script", os.path.join(BENCH, "baselines", "hook_deps.py")], **hook),
         ]
         print(f"timing {len(cases)} cases × {args.runs} runs", flush=True)
         result = {"machine": machine_info(uv), "records": args.records, "runs": args.runs, "warmup": args.warmup,
                   "transcript_bytes": size, "transcript_turns": args.turns,
                   "command": "uv run python bench/post_tool_use_bench.py" + ("".join(
                       f" {a}" for a in (argv if argv is not None else sys.argv[1:]))),
-                  "cases": measure(cases, args.runs, args.warmup)}
+                  "cases": timed(cases, args.runs, args.warmup)}
         conn = db.connect()
         bugs = conn.execute("SELECT reinforce_count FROM records WHERE key LIKE 'bugfix.sig:%'").fetchall()
         anchor_version = conn.execute("SELECT version FROM anchors WHERE session_id = 'bench-compact'").fetchone()

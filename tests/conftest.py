@@ -70,3 +70,14 @@ def bundle() -> Path:
     from tests.support.bundle import stable_bundle
 
     return stable_bundle()
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, home: Path):
+    """A fake Messages API on 127.0.0.1 that the real anthropic SDK is pointed at (base URL and key)."""
+    from tests.support import fake_api
+
+    with fake_api.FakeMessagesAPI() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-fake-key")
+        yield server

@@ -22,8 +22,6 @@ from tests.support.waiting import wait_for
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _warm_hook_envs(tmp_path_factory):
     """Create the hooks' uv script environments with the full environment (as .ci/run does for the
@@ -101,12 +99,6 @@ def test_session_end_starts_consolidation_detached(home, repo, tmp_path, monkeyp
 # ---------------------------------------------------------------------------------------
 # Through the real Claude Code CLI
 # ---------------------------------------------------------------------------------------
-
-
-
-
-
-
 
 
 def store_has(sql: str, *args):

@@ -30,8 +30,6 @@ def warm_worker_env():
                    timeout=600)
 
 
-
-
 def extraction_requests(api: fake_api.FakeMessagesAPI) -> list:
     return [r for r in api.message_requests if str(r.body.get("model")).startswith("claude-haiku-4-5")
             and "You extract durable project context" in json.dumps(r.body.get("system"))]
@@ -196,10 +194,6 @@ def test_plugin_cli_without_the_sdk_runs_extraction_in_the_worker(setup):
 
 
 # -- the real Claude Code CLI --------------------------------------------------------------------------
-
-
-
-
 
 
 @pytest.mark.claude

@@ -17,12 +17,6 @@ pytestmark = pytest.mark.claude
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
-
-
-
-
-
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A project checkout and a store with facts about it."""

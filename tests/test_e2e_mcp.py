@@ -26,16 +26,6 @@ SEARCH, GET = PREFIX + "ctx_search", PREFIX + "ctx_get"
 ID = re.compile(r"\b0[0-9A-HJKMNP-TV-Z]{25}\b")
 
 
-
-
-
-
-
-
-
-
-
-
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     data = tmp_path / "data"

@@ -63,14 +63,6 @@ def decision(what: str, supersedes=None, confidence="explicit", rationale="becau
 
 
 @pytest.fixture
-def api(monkeypatch, home):
-    with fake_api.FakeMessagesAPI() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-fake-key")
-        yield server
-
-
-@pytest.fixture
 def tx(tmp_path) -> Transcript:
     return Transcript(tmp_path / "session.jsonl")
 

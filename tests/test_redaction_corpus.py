@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from agentctx import db, extract, hookio, llm, paths, worker
-from tests.support import fake_api
 from tests.test_extract import SID, Transcript, decision, reply
 
 # name -> (text planted in the session, the secret part that must never be stored or sent)
@@ -55,14 +52,6 @@ def assert_absent(data_dir: Path, bodies: list[str]) -> None:
             assert needle.encode() not in raw, f"{name} secret found in {file}"
         for i, body in enumerate(bodies):
             assert needle not in body, f"{name} secret sent in request {i}"
-
-
-@pytest.fixture
-def api(monkeypatch, home):
-    with fake_api.FakeMessagesAPI() as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-fake-key")
-        yield server
 
 
 def test_corpus_needles_are_really_in_the_transcript(tmp_path):

@@ -22,11 +22,10 @@ def summary(title: str = "Flaky network tests", text: str = "Retries hid timeout
 
 
 @pytest.fixture
-def api(monkeypatch, home):
-    with fake_api.FakeMessagesAPI(responder=lambda body: summary()) as server:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-fake-key")
-        yield server
+def api(api):
+    """The shared fake API (conftest), answering every call with a valid summary."""
+    api.responder = lambda body: summary()
+    return api
 
 
 @pytest.fixture

@@ -114,9 +114,6 @@ def clear(conn: sqlite3.Connection, ref: str) -> dict:
     rec = resolve(conn, ref)
     stamp = clock.now()
     with transaction(conn):
-        conn.execute(
-            "UPDATE records SET superseded_at = ?, valid_to = CASE WHEN ? > valid_from THEN ? ELSE valid_from END, "
-            "updated_at = ? WHERE id = ? AND superseded_at IS NULL",
-            (stamp, stamp, stamp, stamp, rec["id"]),
-        )
+        records.retire(conn, rec["id"], stamp=stamp, valid_to=stamp)
+        conn.execute("UPDATE records SET updated_at = ? WHERE id = ? AND superseded_at = ?", (stamp, rec["id"], stamp))
     return records.resolve(conn, rec["id"])

@@ -147,7 +147,7 @@ def write(
         else:
             new_id = ids.new_id()
             if head:
-                records._retire(conn, head, new_id, stamp, stamp)
+                records.retire(conn, head["id"], stamp=stamp, by=new_id, valid_to=stamp)
             conn.execute(
                 "INSERT INTO records (id, project_id, type, key, title, body, confidence, valid_from, "
                 "recorded_at, source, session_id) VALUES (?, ?, 'handover', ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -104,17 +104,26 @@ def _active_by_key(conn: sqlite3.Connection, project_id: str, key: str) -> dict 
     ).fetchone())
 
 
-def _retire(conn: sqlite3.Connection, old: dict, new_id: str, new_valid_from: str, stamp: str) -> None:
+def retire(
+    conn: sqlite3.Connection, record_id: str, *, stamp: str, by: str | None = None, valid_to: str | None = None
+) -> None:
+    """Take a current record out of the current view, inside the caller's transaction.
+
+    ``stamp`` is the transaction time; ``by`` the successor (recorded, with a ``supersedes``
+    edge); ``valid_to`` when the fact stopped being true (never before its ``valid_from``; None
+    leaves it as it is). History keeps the record. A record already retired is left alone.
+    """
     conn.execute(
-        "UPDATE records SET superseded_at = ?, superseded_by = ?, "
-        "valid_to = CASE WHEN ? > valid_from THEN ? ELSE valid_from END WHERE id = ?",
-        (stamp, new_id, new_valid_from, new_valid_from, old["id"]),
+        "UPDATE records SET superseded_at = ?, superseded_by = ?, valid_to = CASE WHEN ? IS NULL THEN valid_to "
+        "WHEN ? > valid_from THEN ? ELSE valid_from END WHERE id = ? AND superseded_at IS NULL",
+        (stamp, by, valid_to, valid_to, valid_to, record_id),
     )
-    conn.execute(
-        "INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, weight, created_at) "
-        "VALUES (?, ?, ?, 'supersedes', 1.0, ?)",
-        (ids.new_id(), new_id, old["id"], stamp),
-    )
+    if by:
+        conn.execute(
+            "INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, weight, created_at) "
+            "VALUES (?, ?, ?, 'supersedes', 1.0, ?)",
+            (ids.new_id(), by, record_id, stamp),
+        )
 
 
 def _check_supersedable(old: dict, project_id: str) -> None:
@@ -173,7 +182,7 @@ def add(
                     return resolve(conn, same["id"])
                 olds.append(same)
         for old in olds:
-            _retire(conn, old, new_id, valid_from, stamp)
+            retire(conn, old["id"], stamp=stamp, by=new_id, valid_to=valid_from)
         conn.execute(
             "INSERT INTO records (id, project_id, type, key, title, body, scope, pinned, confidence, "
             "valid_from, recorded_at, source, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -449,7 +458,7 @@ def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
     if row["key"] and not row["superseded_at"]:
         same = _active_by_key(conn, project_id, row["key"])
         if same:
-            _retire(conn, same, rid, row["valid_from"], stamp)
+            retire(conn, same["id"], stamp=stamp, by=rid, valid_to=row["valid_from"])
     names = ", ".join(row)
     conn.execute(f"INSERT INTO records ({names}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
     return "added"

@@ -328,18 +328,6 @@ def _data(block: Block, rid: str) -> dict:
             "recorded_at": f.get("recorded_at"), "updated_at": f.get("updated"), "source": "import"}
 
 
-def _retire(conn: sqlite3.Connection, rid: str, by: str | None, stamp: str) -> None:
-    """Take a record out of the current view; it stays in history (``by``: its successor, if any)."""
-    conn.execute("UPDATE records SET superseded_at = ?, superseded_by = ?, "
-                 "valid_to = CASE WHEN ? > valid_from THEN ? ELSE valid_from END "
-                 "WHERE id = ? AND superseded_at IS NULL", (stamp, by, stamp, stamp, rid))
-    if by:
-        from . import ids
-
-        conn.execute("INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, weight, created_at) "
-                     "VALUES (?, ?, ?, 'supersedes', 1.0, ?)", (ids.new_id(), by, rid, stamp))
-
-
 def _apply(conn: sqlite3.Connection, project_id: str, block: Block, report: dict, stamp: str) -> None:
     from . import ids
 
@@ -351,7 +339,7 @@ def _apply(conn: sqlite3.Connection, project_id: str, block: Block, report: dict
             row = conn.execute("SELECT superseded_at FROM records WHERE id = ? AND project_id = ?",
                                (prev.upper(), project_id)).fetchone()
             if row is not None and row[0] is None:
-                _retire(conn, prev.upper(), block.id, stamp)
+                records.retire(conn, prev.upper(), stamp=stamp, by=block.id, valid_to=stamp)
         report["added"].append(block.id)
         return
     if chain[0]["project_id"] != project_id:
@@ -368,7 +356,7 @@ def _apply(conn: sqlite3.Connection, project_id: str, block: Block, report: dict
         (head["updated_at"] or head["recorded_at"]) or head["superseded_at"] is not None
     if head["superseded_at"] is None and newer:  # the edit is the newest version: it becomes current
         records.restore(conn, project_id, data)  # a keyed record retires the head itself
-        _retire(conn, head["id"], new_id, stamp)
+        records.retire(conn, head["id"], stamp=stamp, by=new_id, valid_to=stamp)
         report["edited"].append({"id": block.id, "new_id": new_id, "line": block.line})
     else:  # an older version than the current one: kept in history only
         data.update(superseded_at=stamp, superseded_by=head["id"], valid_to=stamp)
@@ -423,7 +411,7 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
             cur = conn.execute("SELECT superseded_at FROM records WHERE id = ? AND project_id = ?",
                                (rid, project_id)).fetchone()
             if cur is not None and cur[0] is None:
-                _retire(conn, rid, None, stamp)
+                records.retire(conn, rid, stamp=stamp, valid_to=stamp)
                 report["retired"].append(rid)
         _remember(conn, project_id, path, data)
         conn.execute("COMMIT")
