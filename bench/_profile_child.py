@@ -58,11 +58,12 @@ def ups(prompt: str) -> None:
     from agentctx import hookio  # noqa: F401  (what the hook script imports first)
 
     mark("import_hookio")
-    from agentctx import turn
+    from agentctx.injection import turn
 
     mark("import_turn")
-    from agentctx import db, project, search, sessions
+    from agentctx import project
     from agentctx.hookio import HOOK_BUSY_MS
+    from agentctx.store import db, search, sessions
 
     # Time search's internal steps without re-implementing them: wrap what exists.
     inner: dict[str, float] = {}
@@ -101,11 +102,12 @@ def ss() -> None:
     from agentctx import hookio  # noqa: F401
 
     mark("import_hookio")
-    from agentctx import digest  # noqa: F401
+    from agentctx.injection import digest  # noqa: F401
 
     mark("import_digest")
-    from agentctx import db, project, sessions
+    from agentctx import project
     from agentctx.hookio import HOOK_BUSY_MS
+    from agentctx.store import db, sessions
 
     sid = f"profile-{os.getpid()}-{time.time_ns()}"
     proj = project.detect(os.getcwd())
@@ -138,7 +140,8 @@ def ss() -> None:
 
 def parts() -> None:
     """digest.build's queries one by one (fresh connection each), as build() runs them."""
-    from agentctx import db, project, records
+    from agentctx import project
+    from agentctx.store import db, records
 
     proj = project.detect(os.getcwd())
     steps = {

@@ -103,7 +103,8 @@ def _reply(body: dict) -> fake_api.Reply:
 
 def run_strategy(name: str, turns: list[dict], workdir: Path, checkpoints: list[int]) -> dict:
     """Run one strategy over the whole session in a fresh store; return its numbers."""
-    from agentctx import db, extract, llm, worker
+    from agentctx.capture import extract, llm, worker
+    from agentctx.store import db
 
     data = workdir / name
     os.environ["AGENTCTX_HOME"] = str(data)
@@ -153,7 +154,8 @@ def run_strategy(name: str, turns: list[dict], workdir: Path, checkpoints: list[
 
 
 def _transcript_tokens(path: Path) -> int:
-    from agentctx import budgets, prompts, transcript
+    from agentctx import budgets
+    from agentctx.capture import prompts, transcript
 
     return sum(budgets.estimate_tokens(b) + 1 for b in prompts.fences(transcript.read(str(path)).entries))
 
@@ -256,7 +258,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.turns, args.hook_runs = 60, 8
-    from agentctx import extract, worker
+    from agentctx.capture import extract, worker
 
     turns = make_turns(args.turns)
     step = args.turns // 4

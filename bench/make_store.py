@@ -26,7 +26,7 @@ Layout of the store that ``build()`` writes:
 
 Rows go through the real schema (``agentctx.db.connect`` applies the migrations and the
 triggers keep the FTS index and the generation counter in sync). ``--method import``
-instead feeds the same records as JSONL through ``agentctx.transfer.import_jsonl``
+instead feeds the same records as JSONL through ``agentctx.sharing.transfer.import_jsonl``
 (validation and redaction on every record; slower).
 """
 
@@ -521,7 +521,8 @@ def build(home: str, records: int, *, seed: int = 7, method: str = "insert", bat
     t0 = time.perf_counter()
     home = os.path.abspath(home)
     os.environ["AGENTCTX_HOME"] = home
-    from agentctx import db, project
+    from agentctx import project
+    from agentctx.store import db
 
     if os.path.exists(os.path.join(home, "agentctx.db")):
         raise SystemExit(f"{home} already holds a store; pick an empty directory")
@@ -557,7 +558,7 @@ def build(home: str, records: int, *, seed: int = 7, method: str = "insert", bat
                 (pid, name, root, remote, _iso(start), stamp),
             )
     if method == "import":
-        from agentctx import transfer
+        from agentctx.sharing import transfer
 
         by_project: dict[str, list[str]] = {}
         for rec in all_recs:
@@ -610,7 +611,8 @@ def build(home: str, records: int, *, seed: int = 7, method: str = "insert", bat
 def summarize(home: str, target=None) -> dict:
     """Counts and on-disk size (after a checkpoint) of the store at ``home``."""
     os.environ["AGENTCTX_HOME"] = os.path.abspath(home)
-    from agentctx import db, project
+    from agentctx import project
+    from agentctx.store import db
 
     target = target or project.detect(project_dir(home))
     conn = db.connect()

@@ -19,7 +19,7 @@ then ``tools/list`` and a first ``ctx_search`` (which waits for the store warm-u
 Also timed: ``import mcp.server.mcpserver`` and ``pass`` with the script environment's Python, and
 ``uv run --script`` on an empty script with the server's dependencies (what uv itself costs).
 
-ctx_search is timed in-process (``agentctx.mcp_tools.Service``, the object the server holds) over 30
+ctx_search is timed in-process (``agentctx.surfaces.mcp_tools.Service``, the object the server holds) over 30
 keyword queries on stores built by bench/make_store.py, and over stdio through a running server
 (JSON-RPC round trip). Tokens use ``agentctx.budgets.estimate_tokens``. Writes bench/results/mcp.json
 and bench/results/mcp.md. Stdlib + the agentctx package only.
@@ -221,8 +221,8 @@ def bench_imports(runs: int) -> dict:
             "python -c pass (script environment), process wall time": ([python, "-c", "pass"], False),
             "import mcp.server.mcpserver, timed inside the process": (
                 [python, "-c", timed.format("mcp.server.mcpserver")], True),
-            "import agentctx.mcp_tools (lib only), timed inside the process": (
-                [python, "-c", timed.format("agentctx.mcp_tools")], True),
+            "import agentctx.surfaces.mcp_tools (lib only), timed inside the process": (
+                [python, "-c", timed.format("agentctx.surfaces.mcp_tools")], True),
             "uv run --script on an empty script with the server's dependencies, wall time": (
                 ["uv", "run", "--quiet", "--script", empty], False),
         }
@@ -243,7 +243,7 @@ def bench_imports(runs: int) -> dict:
 
 def bench_search(home: str, project: str, rounds: int) -> dict:
     os.environ["AGENTCTX_HOME"] = home
-    from agentctx import mcp_tools
+    from agentctx.surfaces import mcp_tools
 
     service = mcp_tools.Service(project)
     service.warm()

@@ -47,7 +47,9 @@ from hooks_bench import Case, measure  # noqa: E402
 from make_store import build as build_store  # noqa: E402
 from make_store import project_dir  # noqa: E402
 
-from agentctx import db, graph, handover, project, records  # noqa: E402
+from agentctx import project  # noqa: E402
+from agentctx.capture import handover  # noqa: E402
+from agentctx.store import db, graph, records  # noqa: E402
 
 LAUNCH = os.path.join(ROOT, "hooks", "launch.sh")
 TARGETS = {"write": 60, "bash_error": 60, "edit": 60, "test_run": 60, "bash_quiet": 60, "session_end": 100}

@@ -67,8 +67,10 @@ def phase_medians(samples: list[dict]) -> dict:
 
 def query_plans(home: str, project_dir: str) -> dict:
     """EXPLAIN QUERY PLAN of every statement digest.build and search.search run (traced)."""
-    from agentctx import db, digest, project, search
+    from agentctx import project
+    from agentctx.injection import digest
     from agentctx.scoring import RELATIVE_FLOOR
+    from agentctx.store import db, search
 
     os.environ["AGENTCTX_HOME"] = home
     proj = project.detect(project_dir)
@@ -125,9 +127,9 @@ def prototypes(home: str, project_id: str, runs: int) -> dict:
     * all words: today's search with ``informative`` (dropping near-ubiquitous words)
       switched off, to show what that pruning saves and how much it changes the top 3.
     """
-    from agentctx import db, search
-    from agentctx.records import COLUMNS
     from agentctx.scoring import RELATIVE_FLOOR
+    from agentctx.store import db, search
+    from agentctx.store.records import COLUMNS
 
     os.environ["AGENTCTX_HOME"] = home
     cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))

@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     home = tempfile.mkdtemp(prefix="agentctx-rollup-bench-")
     make_store.build(home, args.records, quiet=True)
-    from agentctx import db, llm, project, rollup
+    from agentctx import project
+    from agentctx.capture import llm
+    from agentctx.consolidation import rollup
+    from agentctx.store import db
 
     proj = project.detect(make_store.project_dir(home))
     reply = fake_api.delay(args.latency, fake_api.text(ANSWER)) if args.latency else fake_api.text(ANSWER)

@@ -30,7 +30,9 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import make_store  # noqa: E402
 
-from agentctx import db, project, teamsync  # noqa: E402
+from agentctx import project  # noqa: E402
+from agentctx.sharing import teamsync  # noqa: E402
+from agentctx.store import db  # noqa: E402
 
 
 def stats(samples: list[float]) -> dict:

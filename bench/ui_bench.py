@@ -8,7 +8,7 @@ Run from the repository root::
 Builds a store with bench/make_store.py, starts the real dashboard server (``lib/agentctx_ui.py``
 through uv, as ``agentctx ui`` does) and times requests over one keep-alive HTTP connection, the clock
 around request + full response read. The same record searches are also timed in-process
-(``agentctx.ui.data.record_list``) to separate the store from HTTP/JSON overhead. Writes
+(``agentctx.surfaces.ui.data.record_list``) to separate the store from HTTP/JSON overhead. Writes
 bench/results/ui.json and bench/results/ui.md.
 """
 
@@ -67,7 +67,7 @@ class Client:
 
 
 def start_server(ready: str) -> subprocess.Popen:
-    from agentctx.cli_ui import server_command
+    from agentctx.surfaces.cli_ui import server_command
 
     argv = server_command(port=None, project_id=None, idle_minutes=30, browser=False, ready_file=ready, quiet=True)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -85,8 +85,9 @@ def run(records: int, rounds: int) -> dict:
     t0 = time.perf_counter()
     build_store(home, records, quiet=True)
     build_s = time.perf_counter() - t0
-    from agentctx import db, project
-    from agentctx.ui import data
+    from agentctx import project
+    from agentctx.store import db
+    from agentctx.surfaces.ui import data
 
     pid = project.detect(project_dir(home)).id
     ready = os.path.join(work, "ready.json")

@@ -13,6 +13,6 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from agentctx.cli import main  # noqa: E402
+from agentctx.surfaces.cli import main  # noqa: E402
 
 main()

@@ -5,7 +5,7 @@
 #                 "sqlite-vec>=0.1.6"]
 # ///
 """The consolidation pass SessionEnd starts detached (and ``agentctx consolidate`` runs): see
-lib/agentctx/consolidate.py.
+lib/agentctx/consolidation/consolidate.py.
 
 ``uv run --script lib/agentctx_consolidate.py [--cwd DIR] [--dry-run] [--no-embeddings] [--json]``
 """
@@ -16,6 +16,6 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from agentctx.consolidate import main  # noqa: E402
+from agentctx.consolidation.consolidate import main  # noqa: E402
 
 sys.exit(main())

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38", "starlette>=0.40", "uvicorn>=0.30"]
 # ///
-"""The dashboard server ``agentctx ui`` runs through uv: see lib/agentctx/ui/app.py.
+"""The dashboard server ``agentctx ui`` runs through uv: see lib/agentctx/surfaces/ui/app.py.
 
 ``uv run --script lib/agentctx_ui.py [--port N] [--no-browser] [--project-id ID] [--idle-seconds S]
 [--ready-file PATH]``
@@ -16,7 +16,7 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from agentctx.ui import app  # noqa: E402
+from agentctx.surfaces.ui import app  # noqa: E402
 
 
 def main() -> int:

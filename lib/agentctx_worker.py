@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38", "anthropic>=0.69"]
 # ///
-"""The extraction worker the Stop hook starts detached: see lib/agentctx/worker.py and extract.py.
+"""The extraction worker the Stop hook starts detached: see lib/agentctx/capture/worker.py and extract.py.
 
 ``uv run --script lib/agentctx_worker.py --session-id S --transcript PATH [--cwd DIR] [--final]``
 """
@@ -14,6 +14,6 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from agentctx.worker import main  # noqa: E402
+from agentctx.capture.worker import main  # noqa: E402
 
 sys.exit(main())

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
-# requires-python = ">=3.10"  # TOML: tomllib on 3.11+, agentctx.stack's own reader on 3.10
+# requires-python = ">=3.10"  # TOML: tomllib on 3.11+, agentctx.capture.stack's own reader on 3.10
 # dependencies = ["mcp>=2.3,<3", "sqlite-utils>=3.38", "model2vec>=0.6", "numpy>=1.26", "apsw>=3.46", "sqlite-vec>=0.1.6"]
 # # sqlite-utils: only to migrate an outdated store; model2vec, numpy, apsw, sqlite-vec: hybrid ctx_search
 # ///
@@ -11,7 +11,7 @@ long-lived: one store connection, opened with the project detected and the profi
 in a background thread once the server runs, so ``initialize`` waits only for imports. The
 project comes from ``CLAUDE_PROJECT_DIR``, else the client's first root, else the working
 directory; the store from ``agentctx.paths`` (``AGENTCTX_HOME``). Logs go to stderr only.
-The tool logic lives in ``lib/agentctx/mcp_tools.py``.
+The tool logic lives in ``lib/agentctx/surfaces/mcp_tools.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.types import ToolAnnotations  # noqa: E402
 from pydantic import Field  # noqa: E402
 
-from agentctx import __version__, mcp_tools  # noqa: E402
+from agentctx import __version__  # noqa: E402
+from agentctx.surfaces import mcp_tools  # noqa: E402
 
 log = logging.getLogger("agentctx.mcp")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetch the dashboard's front-end libraries from the npm registry at pinned versions and copy only
-# the files the pages load (plus each package's LICENSE) into lib/agentctx/ui/vendor/<pkg>@<version>/.
+# the files the pages load (plus each package's LICENSE) into lib/agentctx/surfaces/ui/vendor/<pkg>@<version>/.
 # The result is committed: the dashboard never loads anything from a CDN.
 #   bash scripts/vendor_ui.sh
 set -euo pipefail
@@ -13,7 +13,7 @@ PACKAGES=(
   "force-graph@1.52.0 dist/force-graph.min.js LICENSE"
 )
 
-dest=lib/agentctx/ui/vendor
+dest=lib/agentctx/surfaces/ui/vendor
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rm -rf "$dest"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import db, project
+from agentctx import project
+from agentctx.store import db
 
 # The dashboard tests' `store` and `server` fixtures (modules that define their own keep theirs).
 pytest_plugins = ["tests.support.ui_server"]

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import anchor, budgets, db, graph, paths, project, records
+from agentctx import budgets, paths, project
+from agentctx.capture import anchor
+from agentctx.store import db, graph, records
 from tests.support.hooks import ROOT, context_of, run_hook
 
 
@@ -169,7 +171,7 @@ def test_second_compaction_merges_into_the_anchor(session, conn, proj, home, rep
 
 
 def test_handover_next_steps_and_session_meta_join_the_anchor(conn, proj, home, repo, tmp_path):
-    from agentctx import handover
+    from agentctx.capture import handover
 
     handover.write(conn, proj.id, "sess-1", {"current_task": "Refunds", "next_steps": ["Ship behind a flag"]}, 0)
     conn.execute("INSERT INTO sessions (session_id, project_id, started_at, meta) VALUES ('sess-1', ?, 'x', ?)",

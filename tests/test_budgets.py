@@ -8,7 +8,9 @@ import sqlite3
 
 import pytest
 
-from agentctx import budgets, clock, db, digest, project, records, render, search, sessions, turn
+from agentctx import budgets, clock, project
+from agentctx.injection import digest, render, turn
+from agentctx.store import db, records, search, sessions
 
 SESSION = "sess-budget"
 

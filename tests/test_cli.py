@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from agentctx import budgets, clock, db, paths, records, sessions
-from agentctx.cli import cli
+from agentctx import budgets, clock, paths
+from agentctx.store import db, records, sessions
+from agentctx.surfaces.cli import cli
 from tests.conftest import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentctx import archive, consolidate, db, digest, flight, records, vectors
-from agentctx.cli import cli
+from agentctx import flight
+from agentctx.consolidation import consolidate
+from agentctx.injection import digest
+from agentctx.store import archive, db, records, vectors
+from agentctx.surfaces.cli import cli
 
 MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "m2v-minilm-l6-256"
 
@@ -115,7 +118,8 @@ class Judge:
 
 @pytest.mark.parametrize("word, merged", [("SAME", 1), ("DIFFERENT", 0)])
 def test_a_model_confirms_candidate_pairs(home, conn, proj, model, word, merged):
-    from agentctx import dedup, embeddings, llm
+    from agentctx.capture import llm
+    from agentctx.consolidation import dedup, embeddings
 
     recs = [add(conn, proj, "bugfix", "Fix <script> injection in the login form", valid_from="2026-02-01"),
             add(conn, proj, "bugfix", "Fix <script> injection in the login form!")]
@@ -238,10 +242,10 @@ def test_the_other_consolidation_steps_run_when_their_modules_exist_and_are_logg
     steps = consolidate.run(proj)["steps"]
     for name in ("rollup", "devprofile", "drift", "teamsync"):
         assert name in steps and "skipped" not in steps[name] and not steps[name].get("error"), (name, steps[name])
-    monkeypatch.setitem(sys.modules, "agentctx.drift", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "agentctx.sharing.drift", None)  # import raises ImportError
     report = consolidate.run(proj)
     assert report["status"] == "ok" and report["steps"]["drift"] == {"skipped": "module not available"}
-    assert "drift skipped: agentctx.drift is not available" in log_text(home)
+    assert "drift skipped: agentctx.sharing.drift is not available" in log_text(home)
 
 
 def test_without_a_model_similar_but_different_facts_are_never_merged(home, conn, proj, model):
@@ -255,7 +259,7 @@ def test_without_a_model_similar_but_different_facts_are_never_merged(home, conn
     report = consolidate.run(proj)
     assert report["steps"]["dedup"]["merged"] == 0
     assert records.count_active(conn, proj.id) == 6
-    from agentctx import dedup
+    from agentctx.consolidation import dedup
 
     store = vectors.Store()
     assert dedup.candidates(*store.matrix(proj.id, "decision"))  # they were candidates, and were refused

@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import consolidate, db, flight, mcp_tools, records, vectors
+from agentctx import flight
+from agentctx.consolidation import consolidate
+from agentctx.store import db, records, vectors
+from agentctx.surfaces import mcp_tools
 from tests.support.hooks import hook_env, run_hook
 from tests.support.waiting import wait_for
 

@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentctx import budgets, devprofile, digest, extract, graph, llm, project, records, schema
-from agentctx.cli import cli
+from agentctx import budgets, project
+from agentctx.capture import extract, llm, schema
+from agentctx.consolidation import devprofile
+from agentctx.injection import digest
+from agentctx.store import graph, records
+from agentctx.surfaces.cli import cli
 from tests.conftest import make_repo
 from tests.support import fake_api
 

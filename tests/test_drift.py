@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentctx import db, digest, drift, project, records
-from agentctx.cli import cli
+from agentctx import project
+from agentctx.injection import digest
+from agentctx.sharing import drift
+from agentctx.store import db, records
+from agentctx.surfaces.cli import cli
 from tests.conftest import make_repo
 from tests.support.hooks import context_of, hook_env, run_hook
 
@@ -147,7 +150,7 @@ def test_session_start_hook_mentions_drift(home, conn, proj, facts, repo):
 
 
 def test_extraction_rescans_drift(conn, proj, repo, monkeypatch):
-    from agentctx import extract
+    from agentctx.capture import extract
 
     transcript = repo / "t.jsonl"
     lines = [{"type": "user", "sessionId": "s1", "uuid": f"u{i}", "message": {"role": "user", "content": text}}

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import anchor, db, lifecycle, project, spawn
+from agentctx import project, spawn
+from agentctx.capture import anchor, lifecycle
+from agentctx.store import db
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
@@ -78,14 +80,14 @@ def test_session_end_runs_consolidation_as_a_uv_script(home, repo, monkeypatch):
     argv = lifecycle.consolidation_command("p", "s", str(repo))
     assert argv is not None and argv[argv.index("--script") + 1] == str(ROOT / "lib" / "agentctx_consolidate.py")
     assert argv[-6:] == ["--project-id", "p", "--session-id", "s", "--cwd", str(repo)]
-    monkeypatch.setattr(lifecycle, "CONSOLIDATE_SCRIPT", str(ROOT / "lib" / "no_such_script.py"))
+    monkeypatch.setattr(spawn, "LIB_DIR", str(ROOT / "no_such_folder"))
     assert lifecycle.consolidation_command("p", "s") is None and lifecycle.start_consolidation("p", "s") is None
 
 
 def test_session_end_starts_consolidation_detached(home, repo, tmp_path, monkeypatch):
-    probe = tmp_path / "probe_consolidate.py"
+    probe = tmp_path / "agentctx_consolidate.py"
     probe.write_text(PROBE)
-    monkeypatch.setattr(lifecycle, "CONSOLIDATE_SCRIPT", str(probe))
+    monkeypatch.setattr(spawn, "LIB_DIR", str(tmp_path))
     out = tmp_path / "probe.json"
     monkeypatch.setenv("PROBE_OUT", str(out))
     proj = project.detect(str(repo))

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import db, project
+from agentctx import project
+from agentctx.store import db
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.claude_cli import run_claude
@@ -146,7 +147,7 @@ def test_stop_with_bad_input_or_disabled_does_nothing(setup):
 def test_stop_hook_imports_only_the_standard_library():
     code = (
         "import sys; sys.path.insert(0, 'lib')\n"
-        "import agentctx.stophook, agentctx.hookio, agentctx.spawn\n"
+        "import agentctx.capture.stophook, agentctx.hookio, agentctx.spawn\n"
         "heavy = {'sqlite_utils', 'click', 'anthropic', 'sqlite3', 'dataclasses', 'typing', 'pathlib', 'shutil'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )
@@ -251,7 +252,8 @@ def test_real_cli_session_is_extracted_incrementally(claude, bundle, tmp_path):
 @pytest.mark.claude
 def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude, tmp_path, monkeypatch):
     """No API key, ``config --claude-login``: ``claude -p`` extracts; its own session stays hook-free."""
-    from agentctx import config, extract
+    from agentctx import config
+    from agentctx.capture import extract
 
     data = tmp_path / "data"
     home = tmp_path / "home"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import budgets, db, project, records
+from agentctx import budgets, project
+from agentctx.store import db, records
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import db, project, records
+from agentctx import project
+from agentctx.store import db, records
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx import explicit, extract, records
+from agentctx.capture import explicit, extract
+from agentctx.store import records
 from tests.test_extract import SID, Transcript
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config, db, extract, flight, llm, prompts, records, schema, worker
+from agentctx import config, flight
+from agentctx.capture import extract, llm, prompts, schema, worker
+from agentctx.store import db, records
 from tests.support import fake_api
 
 SID = "sess-extract-1"

@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentctx import db, digest, handover, paths, records
-from agentctx.cli import cli
+from agentctx import paths
+from agentctx.capture import handover
+from agentctx.injection import digest
+from agentctx.store import db, records
+from agentctx.surfaces.cli import cli
 
 WORK = {"current_task": "Refund endpoint", "blockers": ["ledger API keys missing"],
         "next_steps": ["wire the ledger client", "add the refund test"], "open_questions": ["partial refunds?"]}

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import budgets, db, project, records
+from agentctx import budgets, project
+from agentctx.store import db, records
 from tests.support.hooks import ROOT, context_of, hook_env, run_hook
 from tests.support.imports import heavy_modules_loaded
 
@@ -336,7 +337,7 @@ def test_concurrent_hooks_lose_nothing(seeded, home, repo):
 
 def test_hot_path_imports_nothing_heavy():
     """SessionStart / UserPromptSubmit / SessionEnd modules load only the standard library."""
-    assert heavy_modules_loaded("import agentctx.digest, agentctx.turn, agentctx.lifecycle, agentctx.hookio") == []
+    assert heavy_modules_loaded("import agentctx.injection.digest, agentctx.injection.turn, agentctx.capture.lifecycle, agentctx.hookio") == []
 
 
 def test_hook_scripts_and_manifests_agree():

@@ -22,8 +22,9 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import ListRootsResult, Root
 
-from agentctx import budgets, db, graph, migrations, project, records
+from agentctx import budgets, project
 from agentctx.scoring import TYPES
+from agentctx.store import db, graph, migrations, records
 from tests.conftest import make_repo
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The MCP tool logic in-process (agentctx.mcp_tools): token budgets, output caps, and a long-lived connection."""
+"""The MCP tool logic in-process (agentctx.surfaces.mcp_tools): token budgets, output caps, and a long-lived connection."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from agentctx import budgets, db, migrations, paths, records
-from agentctx.mcp_tools import (
+from agentctx import budgets, paths
+from agentctx.store import db, migrations, records
+from agentctx.surfaces.mcp_tools import (
     GET_CHARS,
     RESULT_TOKENS,
     SEARCH_TOKENS,

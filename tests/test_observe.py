@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import db, observe, paths, project
+from agentctx import paths, project
+from agentctx.capture import observe
+from agentctx.store import db
 from tests.support.hooks import ROOT, run_hook
 from tests.support.imports import heavy_modules_loaded
 
@@ -433,11 +435,11 @@ def test_many_concurrent_writers_lose_nothing(home, repo, proj):
 def test_capture_modules_import_only_the_standard_library():
     """The PostToolUse / PreCompact path, including the lazily imported store modules."""
     code = (
-        "import agentctx.observe as o, agentctx.anchor, agentctx.handover, agentctx.spawn, agentctx.hookio\n"
+        "import agentctx.capture.observe as o, agentctx.capture.anchor, agentctx.capture.handover, agentctx.spawn, agentctx.hookio\n"
         "o.error_signature('Traceback (most recent call last):\\nKeyError: 1', failed=True)\n"
         "o.test_outcome('pytest', '1 passed in 0.1s', failed=False, piped=False); o.git_events('git commit', '')\n"
         "o.signature_key('x'); o.redact('x')\n"
-        "import agentctx.db, agentctx.graph, agentctx.project, agentctx.records, agentctx.transcript\n"
+        "import agentctx.store.db, agentctx.store.graph, agentctx.project, agentctx.store.records, agentctx.capture.transcript\n"
     )
     assert heavy_modules_loaded(code, extra=frozenset({"subprocess", "hashlib"})) == []
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import db, project
+from agentctx import project
+from agentctx.store import db
 from tests.conftest import make_repo
 
 GIT = shutil.which("git")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx import db, records
 from agentctx.redact import has_secret, redact
+from agentctx.store import db, records
 
 SECRETS = {
     "anthropic": "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 3,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentctx import db, extract, hookio, llm, paths, worker
+from agentctx import hookio, paths
+from agentctx.capture import extract, llm, worker
+from agentctx.store import db
 from tests.test_extract import SID, Transcript, decision, reply
 
 # name -> (text planted in the session, the secret part that must never be stored or sent)

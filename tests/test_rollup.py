@@ -9,8 +9,11 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from agentctx import llm, paths, project, prompts, records, rollup, search
-from agentctx.cli import cli
+from agentctx import paths, project
+from agentctx.capture import llm, prompts
+from agentctx.consolidation import rollup
+from agentctx.store import records, search
+from agentctx.surfaces.cli import cli
 from tests.support import fake_api
 
 SECRET = "sk-ant-api03-" + "Q" * 40

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from agentctx import clock, project, records, search
+from agentctx import clock, project
+from agentctx.store import records, search
 
 OTHER = "0ther0project000"
 

@@ -1,4 +1,4 @@
-"""Project profile detection (agentctx.stack) and its refresh rules in the store."""
+"""Project profile detection (agentctx.capture.stack) and its refresh rules in the store."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import records, stack
+from agentctx.capture import stack
+from agentctx.store import records
 
 PYPROJECT = textwrap.dedent("""\
     [project]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import clock, db, migrations, paths, project, records, sessions
-from agentctx.records import RecordError
+from agentctx import clock, paths, project
+from agentctx.store import db, migrations, records, sessions
+from agentctx.store.records import RecordError
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "lib"
@@ -151,7 +152,7 @@ def test_failed_migration_leaves_the_store_as_it_was(tmp_path: Path, monkeypatch
 _RACER = r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
-from agentctx import db, migrations
+from agentctx.store import db, migrations
 applied = []
 original = migrations.apply
 def recording(conn):

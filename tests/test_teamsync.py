@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentctx import db, project, records, teamsync
-from agentctx.cli import cli
+from agentctx import project
+from agentctx.sharing import teamsync
+from agentctx.store import db, records
+from agentctx.surfaces.cli import cli
 from tests.support.hooks import context_of, hook_env, run_hook
 
 FIELDS = ("id", "type", "key", "title", "body", "pinned", "confidence", "valid_from", "recorded_at", "updated_at")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import transcript
+from agentctx.capture import transcript
 from tests.support import fake_api
 from tests.support.claude_cli import ClaudeCLIUnavailable, install_claude, run_claude
 

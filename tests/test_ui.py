@@ -1,4 +1,4 @@
-"""The dashboard server over real HTTP: API views, writes through agentctx.records, ADR-015 refusals,
+"""The dashboard server over real HTTP: API views, writes through agentctx.store.records, ADR-015 refusals,
 the per-start token, idle exit and ``agentctx ui --detach``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentctx import records
+from agentctx.store import records
 from tests.support.ui_server import Server, store_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,7 +243,7 @@ def test_foreground_ui_opens_the_browser_and_exits_when_idle(store, repo, tmp_pa
     browser.write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
     browser.chmod(0o755)
     env = {**os.environ, "BROWSER": f"{browser} %s"}
-    done = subprocess.run([sys.executable, "-m", "agentctx.cli", "--project", str(repo), "ui", "--idle-minutes", "0.05"],
+    done = subprocess.run([sys.executable, "-m", "agentctx.surfaces.cli", "--project", str(repo), "ui", "--idle-minutes", "0.05"],
                           capture_output=True, text=True, timeout=240, env=env)
     assert done.returncode == 0, done.stderr
     url = re.search(r"agentctx dashboard: (http://127\.0\.0\.1:\d+/#/records\?project=\w+)", done.stdout).group(1)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import records
+from agentctx.store import records
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -7,7 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from agentctx import vectors
+from agentctx.store import vectors
 
 
 def _unit(rng, n, dim=32):

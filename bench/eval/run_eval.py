@@ -28,7 +28,8 @@ def build(home: str):
     os.environ["AGENTCTX_LLM"] = "0"
     from history import EVENTS
 
-    from agentctx import db, project, records
+    from agentctx import project
+    from agentctx.store import db, records
 
     repo = os.path.join(home, "tidepool")
     os.makedirs(repo)
@@ -52,7 +53,7 @@ def build(home: str):
 def evaluate(conn, proj, ids, *, store=None, embedder=None) -> dict:
     from history import QUESTIONS
 
-    from agentctx import hybrid
+    from agentctx.consolidation import hybrid
 
     superseded = {r[0] for r in conn.execute("SELECT id FROM records WHERE superseded_at IS NOT NULL")}
     recall = mrr = stale = 0.0
@@ -75,7 +76,8 @@ def evaluate(conn, proj, ids, *, store=None, embedder=None) -> dict:
 def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         conn, proj, ids = build(home)
-        from agentctx import consolidate, embeddings, vectors
+        from agentctx.consolidation import consolidate, embeddings
+        from agentctx.store import vectors
 
         report = consolidate.run(proj, seconds=300)
         fts = evaluate(conn, proj, ids)

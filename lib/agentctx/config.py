@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from . import paths
+from agentctx import paths
 
 DEFAULTS: dict[str, bool] = {"llm": True, "claude_login": False, "embeddings": True}  # embeddings: see consolidate.py
 

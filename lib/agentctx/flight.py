@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from . import paths
+from agentctx import paths
 
 STALE_S = 45 * 60
 

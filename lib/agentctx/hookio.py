@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from . import clock, paths
+from agentctx import clock, paths
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024
 HOOK_BUSY_MS = 1000
@@ -99,7 +99,7 @@ def run(event: str, handler: Handler) -> None:
 
 
 def _call(event: str, handler: Handler, payload: dict) -> dict | None:
-    from . import db
+    from agentctx.store import db
 
     try:
         return handler(payload)

@@ -11,7 +11,7 @@ import os
 import re
 import sqlite3
 
-from . import clock
+from agentctx import clock
 
 try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms on every hook run
     from _sha2 import sha256  # Python >= 3.12

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
+LIB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lib/: the PEP 723 entry scripts live here
+
 # Windows process creation flags (named here so no Windows-only import is needed).
 _DETACHED_PROCESS = 0x00000008
 _CREATE_NEW_PROCESS_GROUP = 0x00000200
@@ -51,3 +53,34 @@ def python_module(module: str, args: list[str], *, path: list[str]) -> tuple[lis
     env["PYTHONPATH"] = os.pathsep.join([*path, *filter(None, [env.get("PYTHONPATH")])])
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return [sys.executable, "-m", module, *args], env
+
+
+def find_uv() -> str | None:
+    """The uv binary for detached work: ``AGENTCTX_UV``, else ``UV`` (uv sets it for the scripts it runs), else PATH."""
+    found = os.environ.get("AGENTCTX_UV") or os.environ.get("UV")
+    if found and os.path.isfile(found):
+        return found
+    import shutil
+
+    return shutil.which("uv")
+
+
+def script_path(name: str) -> str:
+    """A PEP 723 entry script in lib/ (``agentctx_worker.py``, ``agentctx_consolidate.py``, ...)."""
+    return os.path.join(LIB_DIR, name)
+
+
+def uv_script(name: str, args: list[str], *, nice: bool = False) -> list[str] | None:
+    """argv running lib/``name`` through ``uv run --script`` (None when uv or the script cannot be found).
+
+    ``nice`` runs it at low CPU priority: background work must not slow the session.
+    """
+    uv, script = find_uv(), script_path(name)
+    if uv is None or not os.path.isfile(script):
+        return None
+    argv = [uv, "run", "--quiet", "--script", script, *args]
+    if nice:
+        prefix = next((p for p in ("/usr/bin/nice", "/bin/nice") if os.path.exists(p)), None)
+        if prefix:
+            argv = [prefix, "-n", "10", *argv]
+    return argv

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import graph, project, records, sessions
-from agentctx.cli_ui import server_command
+from agentctx import project
+from agentctx.store import graph, records, sessions
+from agentctx.surfaces.cli_ui import server_command
 
 START_TIMEOUT = 180.0  # the first run may fetch starlette/uvicorn into uv's cache
 

@@ -1,0 +1,304 @@
+"""Turn-end extraction (ADR-009): what a session added since the last run becomes records.
+
+:func:`run_once` reads the transcript from the session's watermark (``sessions.
+extraction_watermark``), and then, by mode:
+
+* ``llm``: Claude Haiku 4.5 with the ADR-009 prompt, windowed (whole / head+tail / map-reduce),
+  the reply validated strictly; decisions, preferences, conventions and gotchas become records,
+  active_work the session's handover;
+* ``explicit``: no key (or ``agentctx config --no-llm``): the developer's explicit statements
+  (see ``explicit.py``).
+
+Records are written first, each idempotently (a stable key per fact), then the watermark,
+counters and cost in one transaction. Any failure (API error, timeout, bad JSON, schema break)
+writes no record and leaves the watermark where it was, so the next run retries. The detached,
+debounced, single-flight loop around this is ``worker.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+
+from agentctx import clock, config
+from agentctx import project as project_mod
+from agentctx.budgets import estimate_tokens
+from agentctx.capture import explicit, prompts, schema, transcript
+from agentctx.store import db, records
+
+MIN_TOKENS = int(os.environ.get("AGENTCTX_EXTRACT_MIN_TOKENS", 3000))  # debounce: batch size
+CONTEXT_RECORDS = 60  # current decisions / conventions / preferences shown to the model
+MAX_TITLE = 280
+PARALLEL = 4  # map-reduce chunk calls in flight at once
+
+_TYPE_OF = {"decisions": "decision", "preferences": "preference", "conventions": "convention", "gotchas": "discovery"}
+
+
+class Result:
+    """What one run did. ``status``: nothing | waiting | flush_ok | written | failed."""
+
+    def __init__(self, status: str, mode: str = "", **info):
+        self.status, self.mode = status, mode
+        self.written: list[str] = info.get("written", [])
+        self.tokens: int = info.get("tokens", 0)
+        self.usage = info.get("usage")
+        self.error: str = info.get("error", "")
+        self.window: str = info.get("window", "")
+        self.notes: list[str] = info.get("notes", [])
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "mode": self.mode, "written": self.written, "tokens": self.tokens,
+                "window": self.window, "error": self.error, "notes": self.notes,
+                "usage": self.usage.as_dict() if self.usage else None}
+
+    def __repr__(self) -> str:
+        return f"Result({self.status}, {self.mode}, written={len(self.written)}, error={self.error!r})"
+
+
+def mode(check_sdk: bool = True) -> tuple[str, str]:
+    """(``llm`` | ``claude_login`` | ``explicit``, why) for this environment and configuration.
+
+    ``check_sdk=False`` answers for the worker's environment (which has the SDK) from one that may not.
+    """
+    settings = config.load()
+    if not settings["llm"]:
+        return "explicit", "LLM extraction is off (agentctx config --no-llm)"
+    if os.environ.get("AGENTCTX_LLM", "").strip() == "0":
+        return "explicit", "LLM extraction is off (AGENTCTX_LLM=0)"
+    from agentctx.capture import llm
+
+    missing = llm.available(check_sdk)
+    if not missing:
+        return "llm", ""
+    if settings["claude_login"] and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        from agentctx.capture.vialogin import find_claude
+
+        if find_claude():
+            return "claude_login", ""
+        missing += " and claude was not found"
+    return "explicit", f"{missing}: LLM extraction skipped"
+
+
+def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, cwd: str) -> sqlite3.Row:
+    conn.execute(
+        "INSERT INTO sessions (session_id, project_id, cwd, started_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(session_id) DO NOTHING", (sid, proj.id, cwd, clock.now()),
+    )
+    return conn.execute("SELECT * FROM sessions WHERE session_id = ?", (sid,)).fetchone()
+
+
+def _save(conn: sqlite3.Connection, sid: str, mark: transcript.Watermark | None, usage=None, run: bool = True) -> None:
+    """Advance the watermark (if given) and add a run's usage and cost, in one transaction."""
+    u = usage
+    with db.transaction(conn):
+        if mark is not None:
+            conn.execute("UPDATE sessions SET extraction_watermark = ? WHERE session_id = ?", (mark.dumps(), sid))
+        if run:
+            conn.execute("UPDATE sessions SET extraction_runs = extraction_runs + 1 WHERE session_id = ?", (sid,))
+        if u is not None and u.calls:
+            conn.execute(
+                "UPDATE sessions SET extraction_input_tokens = extraction_input_tokens + ?, "
+                "extraction_output_tokens = extraction_output_tokens + ?, "
+                "extraction_cost_usd = COALESCE(extraction_cost_usd, 0) + ? WHERE session_id = ?",
+                (u.input_total, u.output, u.cost_usd, sid),
+            )
+
+
+def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, force: bool = True,
+             min_tokens: int = MIN_TOKENS, client=None, conn: sqlite3.Connection | None = None) -> Result:
+    """Extract what the transcript added since the watermark (see the module docstring).
+
+    Without ``force``, less than ``min_tokens`` of new conversation is left for later
+    (status ``waiting``). ``client`` overrides the model client (``llm.Client``).
+    """
+    own = conn is None
+    conn = conn or db.connect()
+    try:
+        cwd = cwd or os.getcwd()
+        proj = project_mod.detect(cwd)
+        project_mod.register(conn, proj)
+        row = _session_row(conn, session_id, proj, cwd)
+        mark = transcript.Watermark.loads(row["extraction_watermark"])
+        batch = transcript.read(transcript_path, mark)
+        blocks = prompts.fences(batch.entries)
+        tokens = sum(estimate_tokens(b) + 1 for b in blocks)
+        if not blocks:
+            if batch.watermark != mark:
+                _save(conn, session_id, batch.watermark, run=False)
+            return Result("nothing")
+        how, why = mode()
+        if not force and how != "explicit" and tokens < min_tokens:  # explicit capture costs nothing: no wait
+            return Result("waiting", tokens=tokens)
+        if how == "explicit":
+            result = _run_explicit(conn, proj, session_id, batch)
+            if why:
+                result.notes.append(why)
+        else:
+            if client is None and how == "claude_login":
+                from agentctx.capture.vialogin import LoginClient
+
+                client = LoginClient()
+            result = _run_llm(conn, proj, session_id, batch, blocks, client)
+            result.mode = how
+        result.tokens = tokens
+        if result.written:  # CLAUDE.md drift (ADR-013) after each extraction that wrote records
+            from agentctx.sharing import drift
+
+            try:
+                drift.scan(conn, proj)
+            except (OSError, ValueError, sqlite3.Error) as exc:
+                result.notes.append(f"drift scan skipped: {exc}")
+        return result
+    finally:
+        if own:
+            conn.close()
+
+
+def _run_explicit(conn, proj, sid, batch) -> Result:
+    written = []
+    for stmt in explicit.from_entries(batch.entries):
+        rec = _write(conn, proj.id, sid, explicit.to_record(stmt))
+        if rec:
+            written.append(rec)
+    _save(conn, sid, batch.watermark)
+    return Result("written" if written else "nothing", "explicit", written=written)
+
+
+def _context(conn, proj) -> list[dict]:
+    return records.active(conn, proj.id, ("decision", "convention", "preference"), limit=CONTEXT_RECORDS,
+                          include_global=True)
+
+
+def _run_llm(conn, proj, sid, batch, blocks, client) -> Result:
+    from agentctx.capture import handover, llm
+
+    usage = llm.Usage()
+    recs = _context(conn, proj)
+    base = handover.read(conn, proj.id)  # what active_work replaces; concurrent writes get merged
+    window, wins = prompts.windows(blocks)
+    try:
+        client = client or llm.Client()
+        data = _ask(client, wins, recs, usage)
+    except (llm.LLMError, schema.SchemaError) as exc:
+        _save(conn, sid, None, usage, run=False)  # what was billed is counted; nothing else moves
+        return Result("failed", "llm", usage=usage, error=f"{type(exc).__name__}: {exc}", window=window)
+    if data["flush_ok"]:
+        _save(conn, sid, batch.watermark, usage)
+        return Result("flush_ok", "llm", usage=usage, window=window)
+    notes: list[str] = []
+    written = apply(conn, proj, sid, data, recs, notes, base)
+    _save(conn, sid, batch.watermark, usage)
+    return Result("written" if written else "nothing", "llm", written=written, usage=usage, window=window,
+                  notes=notes)
+
+
+def _ask(client, wins: list[list[str]], recs: list[dict], usage) -> dict:
+    """One call per window; with several windows (map-reduce), a synthesis call merges them."""
+    if len(wins) == 1:
+        return schema.parse(client.complete(prompts.SYSTEM, prompts.user_message(wins[0], recs), usage))
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(args):
+        i, win = args
+        return schema.parse(client.complete(prompts.SYSTEM, prompts.user_message(win, recs, f"{i}/{len(wins)}"),
+                                            usage))
+
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        parts = list(pool.map(one, enumerate(wins, 1)))
+    useful = [p for p in parts if not p["flush_ok"]]
+    if len(useful) <= 1:
+        return useful[0] if useful else parts[-1]
+    replies = [json.dumps(p, ensure_ascii=False) for p in useful]
+    return schema.parse(client.complete(prompts.SYSTEM, prompts.synthesis_message(replies, recs), usage))
+
+
+def _key(rtype: str, title: str) -> str:
+    return f"llm.{rtype}." + hashlib.sha256(explicit.normalize(title).encode()).hexdigest()[:20]
+
+
+def _title(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1].rstrip() + "…"
+
+
+def _supersedable(recs: list[dict], ref, notes: list[str]) -> str | None:
+    """The id a decision may supersede: a current decision or convention shown to the model."""
+    if not ref:
+        return None
+    ref = str(ref).strip().upper()
+    matches = [r for r in recs if r["type"] in ("decision", "convention") and len(ref) >= 8 and r["id"].startswith(ref)]
+    if len(matches) != 1:
+        notes.append(f"supersedes {ref!r} ignored: not a current decision or convention")
+        return None
+    return matches[0]["id"]
+
+
+def plan(data: dict, recs: list[dict], notes: list[str]) -> list[dict]:
+    """``records.add`` arguments for a validated reply (without handover)."""
+    out = []
+    for d in data["decisions"]:
+        out.append({"type": "decision", "title": _title(d["what"]), "body": d["rationale"],
+                    "confidence": d["confidence"], "supersedes": _supersedable(recs, d["supersedes"], notes)})
+    for p in data["preferences"]:
+        out.append({"type": "preference", "title": _title(p["rule"]), "body": f"Category: {p['category']}.",
+                    "confidence": p["confidence"], "scope": p["scope"]})
+    for c in data["conventions"]:
+        out.append({"type": "convention", "title": _title(c["convention"]), "body": f"Applies to: {c['scope']}.",
+                    "confidence": c["confidence"]})
+    for g in data["gotchas"]:
+        out.append({"type": "discovery", "title": _title(g["pattern"]), "body": g["why_it_matters"],
+                    "confidence": "inferred"})
+    for item in out:
+        item.update(source="llm_extraction", key=_key(item["type"], item["title"]))
+    return out
+
+
+def apply(conn, proj, sid: str, data: dict, recs: list[dict], notes: list[str], base: dict | None = None) -> list[str]:
+    """Write a validated reply's records and handover; return the ids written."""
+    items = []
+    for item in plan(data, recs, notes):
+        try:
+            records.validate(type=item["type"], title=item["title"], body=item["body"],
+                             scope=item.get("scope", "project"), confidence=item["confidence"],
+                             key=item["key"], source=item["source"])
+        except records.RecordError as exc:
+            notes.append(f"{item['type']} dropped: {exc}")
+            continue
+        items.append(item)
+    written = [rid for rid in (_write(conn, proj.id, sid, item) for item in items) if rid]
+    if schema.has_work(data):
+        rid = _write_handover(conn, proj, sid, data["active_work"], base)
+        if rid:
+            written.append(rid)
+    return written
+
+
+def _write(conn, project_id: str, sid: str, item: dict) -> str | None:
+    """``records.add`` unless this session already wrote the same fact (a retried run)."""
+    if item["type"] == "preference" and item.get("scope") == "global":
+        from agentctx.consolidation import devprofile  # the same rule from any project reinforces one record (ADR-010)
+
+        seen = devprofile.find(conn, item["key"])
+        if seen:
+            return seen["id"] if devprofile.sighting(conn, seen, sid, item["confidence"] == "explicit") else None
+    same = conn.execute(
+        "SELECT id, session_id, title, body FROM records WHERE project_id = ? AND key = ? AND superseded_at IS NULL",
+        (project_id, item["key"]),
+    ).fetchone()
+    if same and same["session_id"] == sid and not item.get("supersedes"):
+        return None
+    if same and all(explicit.normalize(same[f]) == explicit.normalize(item[f]) for f in ("title", "body")):
+        item = {**item, "title": same["title"], "body": same["body"]}  # said again: reinforce, not replace
+    rec = records.add(conn, project_id, session_id=sid, **item)
+    return rec["id"]
+
+
+def _write_handover(conn, proj, sid: str, work: dict, base: dict | None) -> str | None:
+    """The session's handover from active_work (optimistic concurrency: ``handover.save``)."""
+    from agentctx.capture import handover
+
+    handover.save(conn, proj.id, sid, work, base=base, source="llm_extraction", confidence="inferred")
+    head = handover.read(conn, proj.id)["record"]
+    return head["id"] if head else None

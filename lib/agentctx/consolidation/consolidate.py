@@ -1,0 +1,356 @@
+"""The consolidation pass (ADR-012): embed, merge near-duplicates, rescore, archive, rank the digest.
+
+SessionEnd starts it detached (``lib/agentctx_consolidate.py`` through uv, which brings model2vec,
+numpy, apsw and sqlite-vec); ``agentctx consolidate`` runs it in the foreground. It is
+
+* **single-flight**: one pass at a time for the whole store (``flight`` lock ``consolidate``);
+  a second one logs that and exits;
+* **time-boxed**: steps stop at the deadline (default 60 s, ``--time-budget`` or
+  ``AGENTCTX_CONSOLIDATE_SECONDS``); what is left stays pending for the next pass;
+* **crash-safe**: every write is its own short transaction, vectors are written before the
+  records are marked embedded, the rank file is replaced atomically — a pass killed at any point
+  leaves a consistent store and the next pass redoes what was unfinished.
+
+Steps, in order: embeddings (pending records, batches), vector clean-up, near-duplicates
+(``dedup``), scores and prune bookkeeping (``archive.rescore``), the cold partition
+(``archive.archive``), ledger rollup, developer profile, CLAUDE.md drift and team export (when
+those modules exist), then the digest ranking for the next SessionStart (``rank``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+import time
+
+from agentctx import config, flight
+from agentctx import project as project_mod
+from agentctx.hookio import log
+from agentctx.store import archive, db
+
+DEFAULT_SECONDS = 60.0
+BATCH = 256
+RANK_IDS = 200  # ranked ids kept for the digest
+FOCUS_RECORDS = 30  # recent records whose titles say what the project is busy with
+LOCK_STALE_S = 15 * 60
+
+
+def budget_seconds() -> float:
+    try:
+        return float(os.environ.get("AGENTCTX_CONSOLIDATE_SECONDS", DEFAULT_SECONDS))
+    except ValueError:
+        return DEFAULT_SECONDS
+
+
+def embeddings_enabled() -> bool:
+    return bool(config.load().get("embeddings", True)) and os.environ.get("AGENTCTX_EMBEDDINGS", "").strip() != "0"
+
+
+class Pass:
+    """One run: the deadline, the report, and what steps share (store connection, vectors, model)."""
+
+    def __init__(self, conn: sqlite3.Connection, proj: project_mod.Project, *, seconds: float, dry_run: bool,
+                 use_embeddings: bool, lock: flight.Lock | None = None):
+        self.conn, self.proj, self.dry_run, self.lock = conn, proj, dry_run, lock
+        self.started = time.monotonic()
+        self.deadline = self.started + seconds
+        self.use_embeddings = use_embeddings
+        self.embedder = None
+        self.store = None
+        self.report: dict = {"status": "ok", "project_id": proj.id, "dry_run": dry_run, "steps": {}, "notes": []}
+        self.pause = float(os.environ.get("AGENTCTX_TEST_BATCH_PAUSE", 0) or 0)  # tests: widen the kill window
+
+    def out_of_time(self) -> bool:
+        if self.lock is not None:
+            self.lock.refresh()
+        if time.monotonic() > self.deadline:
+            if self.report["status"] == "ok":
+                self.report["status"] = "partial"
+                self.note("time box reached: the rest is left for the next pass")
+            return True
+        return False
+
+    def note(self, text: str) -> None:
+        self.report["notes"].append(text)
+        log("consolidate", text)
+
+    # -- steps
+
+    def embed(self) -> None:
+        if not self.use_embeddings:
+            self.report["steps"]["embeddings"] = {"skipped": "embeddings are off"}
+            return
+        from agentctx.consolidation import embeddings
+        from agentctx.store import vectors
+
+        try:
+            self.embedder = embeddings.load()
+        except embeddings.EmbeddingError as exc:
+            self.note(f"embeddings skipped: {exc}; search stays on FTS5")
+            self.report["steps"]["embeddings"] = {"skipped": str(exc)}
+            return
+        self.store = vectors.Store()
+        emb = self.embedder
+        info = {"model": emb.tag, "backend": self.store.backend, "embedded": 0, "removed": 0}
+        self.report["steps"]["embeddings"] = info
+        if not self.store.ready(emb.tag, emb.dim):
+            old = self.store.tag()
+            if old is not None:
+                self.note(f"vector store holds {old} vectors, the model is now {emb.tag}: re-embedding everything")
+            if self.dry_run:
+                info["would_reset"] = True
+                info["pending"] = self.conn.execute("SELECT COUNT(*) FROM records WHERE superseded_at IS NULL "
+                                                    "AND archived_at IS NULL").fetchone()[0]
+                self.store.close()
+                self.store = self.embedder = None
+                return
+            with db.transaction(self.conn):  # records first: a crash before the reset repeats it
+                self.conn.execute("UPDATE records SET pending_embedding = 1, embedded_model = NULL "
+                                  "WHERE embedded_model IS NOT NULL")
+            self.store.reset(emb.tag, emb.dim)
+        names = {r[0]: r[1] for r in self.conn.execute("SELECT id, name FROM projects")}
+        pending_sql = ("FROM records WHERE superseded_at IS NULL AND archived_at IS NULL "
+                       "AND (pending_embedding = 1 OR embedded_model IS NOT ?)")
+        info["pending"] = self.conn.execute(f"SELECT COUNT(*) {pending_sql}", (emb.tag,)).fetchone()[0]
+        if self.dry_run:
+            return
+        from agentctx.consolidation.embeddings import text_for
+        from agentctx.store.vectors import to_blob
+
+        t0 = time.monotonic()
+        last_seq = 0
+        while not self.out_of_time():
+            rows = [dict(r) for r in self.conn.execute(
+                f"SELECT seq, id, project_id, type, title, body, valid_from, recorded_at, updated_at {pending_sql} "
+                "AND seq > ? ORDER BY seq LIMIT ?", (emb.tag, last_seq, BATCH))]
+            if not rows:
+                break
+            last_seq = rows[-1]["seq"]
+            vecs = emb.encode([text_for(r, names.get(r["project_id"], "")) for r in rows])
+            self.store.upsert([(r["id"], r["project_id"], r["type"], to_blob(v)) for r, v in zip(rows, vecs, strict=True)])
+            with db.transaction(self.conn):  # only records unchanged since they were read
+                self.conn.executemany(
+                    "UPDATE records SET pending_embedding = 0, embedded_model = ? WHERE id = ? AND updated_at IS ?",
+                    [(emb.tag, r["id"], r["updated_at"]) for r in rows])
+            info["embedded"] += len(rows)
+            if self.pause:
+                time.sleep(self.pause)
+        info["seconds"] = round(time.monotonic() - t0, 3)
+        if info["embedded"]:
+            info["per_second"] = round(info["embedded"] / max(info["seconds"], 1e-6))
+        if not self.out_of_time():
+            current = {r[0] for r in self.conn.execute(
+                "SELECT id FROM records WHERE superseded_at IS NULL AND archived_at IS NULL")}
+            stale = sorted(self.store.ids() - current)
+            info["removed"] = self.store.delete(stale) if stale else 0
+
+    def dedup(self) -> None:
+        if self.store is None or self.out_of_time():
+            return
+        from agentctx.capture import llm
+        from agentctx.consolidation import dedup
+
+        client = usage = None
+        if self.llm_mode():
+            try:
+                client, usage = llm.Client(), llm.Usage()
+            except Exception as exc:
+                self.note(f"dedup without Haiku confirmation: {type(exc).__name__}: {exc}")
+        merges = dedup.run(self.conn, self.store, self.proj.id, client=client, usage=usage, dry_run=self.dry_run,
+                           deadline=self.deadline, embedder=self.embedder)
+        self.report["steps"]["dedup"] = {"merged": len(merges), "merges": merges[:50],
+                                         "confirmed_by": "haiku" if client else f"content cosine > {dedup.STRICT_THRESHOLD} and shared words"}
+        if usage is not None and usage.calls:
+            self.report["steps"]["dedup"]["usage"] = usage.as_dict()
+        if merges and not self.dry_run:
+            self.store.delete([m["merged"] for m in merges])
+
+    def llm_mode(self) -> bool:
+        from agentctx.capture.extract import mode
+
+        return mode(check_sdk=True)[0] == "llm"
+
+    def scores(self) -> None:
+        if self.out_of_time():
+            return
+        self.report["steps"]["scores"] = archive.rescore(self.conn, dry_run=self.dry_run)
+
+    def cold(self) -> None:
+        if self.out_of_time():
+            return
+        moved = archive.archive(self.conn, dry_run=self.dry_run)
+        self.report["steps"]["archive"] = {("would_move" if self.dry_run else "moved"): moved,
+                                           "prune_candidates": len(archive.prune_candidates(self.conn, self.proj.id))}
+
+    def others(self) -> None:
+        """Ledger rollup, developer profile, CLAUDE.md drift, team export: when those modules exist."""
+        steps = [
+            ("rollup", "agentctx.consolidation.rollup", lambda m: m.run(self.conn, self.proj.id, client=self._rollup_client(),
+                                                          dry_run=self.dry_run), True),
+            ("devprofile", "agentctx.consolidation.devprofile", lambda m: m.promote(self.conn), False),
+            ("drift", "agentctx.sharing.drift", lambda m: m.scan(self.conn, self.proj), False),
+            ("teamsync", "agentctx.sharing.teamsync", lambda m: m.export(self.conn, self.proj), False),
+        ]
+        import importlib
+
+        for name, module, call, dry_ok in steps:
+            if self.out_of_time():
+                return
+            try:
+                mod = importlib.import_module(module)
+            except ImportError:
+                self.note(f"{name} skipped: {module} is not available")
+                self.report["steps"][name] = {"skipped": "module not available"}
+                continue
+            if self.dry_run and not dry_ok:
+                self.report["steps"][name] = {"skipped": "dry run"}
+                continue
+            try:
+                result = call(mod)
+            except Exception as exc:  # one step failing must not cost the others
+                self.note(f"{name} failed: {type(exc).__name__}: {exc}")
+                self.report["steps"][name] = {"error": f"{type(exc).__name__}: {exc}"}
+                continue
+            self.report["steps"][name] = (result if isinstance(result, dict) else {"count": len(result)}
+                                          if isinstance(result, list) else {"result": _plain(result)})
+
+    def _rollup_client(self):
+        if not self.llm_mode():
+            return None
+        from agentctx.capture import llm
+
+        return llm.Client()
+
+    def rank(self) -> None:
+        """RRF of the stored-score order, FTS5 and vectors against what the project is busy with."""
+        if self.out_of_time():
+            return
+        from agentctx.consolidation import hybrid
+        from agentctx.injection import digest
+        from agentctx.store import records, search
+
+        recs = records.active(self.conn, self.proj.id, ["decision", "convention"], limit=RANK_IDS)
+        if not recs:
+            self.report["steps"]["digest"] = {"ranked": 0}
+            return
+        focus = focus_text(self.conn, self.proj.id)
+        rankings = [([r["id"] for r in recs], 1.0)]
+        allowed = {r["id"] for r in recs}
+        if focus:
+            hits = search.search(self.conn, self.proj.id, focus, limit=RANK_IDS, types=["decision", "convention"])
+            rankings.append(([h.record["id"] for h in hits if h.record["id"] in allowed], hybrid.FTS_WEIGHT))
+            if self.store is not None and self.embedder is not None:
+                near = hybrid.vector_ids(self.store, self.embedder, self.proj.id, focus, RANK_IDS * 2)
+                rankings.append(([rid for rid in near if rid in allowed], hybrid.VECTOR_WEIGHT))
+        ranked = hybrid.rrf(rankings)[:RANK_IDS]
+        self.report["steps"]["digest"] = {"ranked": len(ranked), "signals": len(rankings), "focus": bool(focus)}
+        if self.dry_run:
+            return
+        digest.write_rank(self.proj.id, ranked)
+        dig = digest.current(self.conn, self.proj)
+        self.report["steps"]["digest"]["tokens"] = dig.tokens
+
+
+def focus_text(conn: sqlite3.Connection, project_id: str) -> str:
+    """The last handover and the newest discoveries and bugfixes: what the next session is likely about
+    (decisions are what gets ranked, so they are not part of the query)."""
+    parts = [f"{r['title']} {r['body'][:600]}" for r in conn.execute(
+        "SELECT title, body FROM records WHERE project_id = ? AND type = 'handover' AND superseded_at IS NULL "
+        "ORDER BY recorded_at DESC LIMIT 1", (project_id,))]
+    parts += [r[0] for r in conn.execute(
+        "SELECT title FROM records WHERE project_id = ? AND type IN ('discovery', 'bugfix') "
+        "AND archived_at IS NULL ORDER BY seq DESC LIMIT ?", (project_id, FOCUS_RECORDS))]
+    return " ".join(parts)
+
+
+def _plain(value):
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)[:500]
+
+
+def run(proj: project_mod.Project, *, seconds: float | None = None, dry_run: bool = False,
+        use_embeddings: bool | None = None) -> dict:
+    """One consolidation pass for ``proj`` (store-wide steps included); the report."""
+    seconds = budget_seconds() if seconds is None else seconds
+    use_embeddings = embeddings_enabled() if use_embeddings is None else use_embeddings
+    lock = flight.Lock("consolidate", stale_s=max(LOCK_STALE_S, 3 * seconds))
+    if not lock.acquire():
+        log("consolidate", "another consolidation pass is running: this one exits (single-flight)")
+        return {"status": "busy", "project_id": proj.id, "steps": {}, "notes": ["another pass is running"]}
+    started = time.monotonic()
+    conn = db.connect()
+    work = Pass(conn, proj, seconds=seconds, dry_run=dry_run, use_embeddings=use_embeddings, lock=lock)
+    try:
+        with db.transaction(conn):
+            project_mod.register(conn, proj)
+        timings = work.report["timings"] = {}
+        for step in (work.embed, work.dedup, work.scores, work.cold, work.others, work.rank):
+            t0 = time.monotonic()
+            step()
+            timings[step.__name__] = round(time.monotonic() - t0, 3)
+    except Exception as exc:
+        work.report["status"] = "failed"
+        work.note(f"pass failed in {step.__name__}: {type(exc).__name__}: {exc}")
+    finally:
+        if work.store is not None:
+            work.store.close()
+        conn.close()
+        lock.release()
+    work.report["seconds"] = round(time.monotonic() - started, 3)
+    steps = work.report["steps"]
+    log("consolidate", f"{work.report['status']} in {work.report['seconds']}s: "
+        + ", ".join(f"{k}={_summary(v)}" for k, v in steps.items()))
+    return work.report
+
+
+def _summary(step: dict) -> str:
+    if not isinstance(step, dict):
+        return str(step)[:60]
+    keys = ("embedded", "merged", "rescored", "moved", "would_move", "ranked", "skipped", "error")
+    return "/".join(f"{k}:{step[k]}" for k in keys if step.get(k) not in (None, ""))[:120] or "done"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="agentctx-consolidate", description="Run one consolidation pass.")
+    ap.add_argument("--project-id", help="(SessionEnd) the session's project id; --cwd locates it")
+    ap.add_argument("--session-id", help="(SessionEnd) the session that ended, for the log")
+    ap.add_argument("--cwd", default=None, help="project directory (default: the current one)")
+    ap.add_argument("--dry-run", action="store_true", help="show what would change, change nothing")
+    ap.add_argument("--no-embeddings", action="store_true", help="FTS5 only: no model, no vectors")
+    ap.add_argument("--time-budget", type=float, default=None, help=f"seconds (default {DEFAULT_SECONDS:g})")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``lib/agentctx_consolidate.py``; prints the report, exit 0 unless it failed."""
+    args = parse_args(argv)
+    proj = project_mod.detect(args.cwd or os.getcwd())
+    if args.project_id and args.project_id != proj.id:
+        log("consolidate", f"project id {args.project_id} does not match {args.cwd}: consolidating {proj.id}")
+    report = run(proj, seconds=args.time_budget, dry_run=args.dry_run,
+                 use_embeddings=False if args.no_embeddings else None)
+    print(json.dumps(report, indent=2) if args.json else render_report(report))
+    return 1 if report["status"] == "failed" else 0
+
+
+def render_report(report: dict) -> str:
+    lines = [f"consolidation {report['status']}" + (" (dry run)" if report.get("dry_run") else "")
+             + (f" in {report['seconds']} s" if "seconds" in report else "")]
+    for name, step in report["steps"].items():
+        lines.append(f"  {name:<11} " + ", ".join(f"{k} {v}" for k, v in step.items()
+                                                  if not isinstance(v, (list, dict)))
+                     if isinstance(step, dict) else f"  {name:<11} {step}")
+    lines += [f"  note: {n}" for n in report.get("notes", [])]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+

@@ -1,0 +1,129 @@
+"""Sentence embeddings with model2vec (static embeddings: no torch, ~ms per batch on a CPU).
+
+The model is ``AGENTCTX_EMBED_MODEL`` (a local model2vec folder or a Hugging Face id), else
+``DEFAULT_MODEL``, downloaded once into ``<data dir>/models`` with a one-line notice and used
+offline afterwards. Each record is embedded as ``[type] [date] [project] title + body`` (hybrid
+search seed, §4), so type, time and project separate otherwise similar texts.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from agentctx import paths
+from agentctx.hookio import log
+
+DEFAULT_MODEL = "minishlab/potion-base-8M"
+BODY_CHARS = 1200  # a static model averages token vectors: the head of a long body carries its meaning
+MODEL_FILES = ("config.json", "tokenizer.json")
+RETRY_DOWNLOAD_S = 6 * 3600  # after a failed download (offline), try again this much later
+
+
+class EmbeddingError(RuntimeError):
+    """No usable model (missing, not a model2vec folder, download impossible); the message says which."""
+
+
+def source() -> str:
+    """The configured model: a folder or a hub id."""
+    return os.environ.get("AGENTCTX_EMBED_MODEL", "").strip() or DEFAULT_MODEL
+
+
+def _is_model_dir(folder: str) -> bool:
+    return all(os.path.isfile(os.path.join(folder, f)) for f in MODEL_FILES) and any(
+        f.endswith(".safetensors") for f in os.listdir(folder))
+
+
+def cache_dir() -> str:
+    return paths.sub("models")
+
+
+def _cached(repo_id: str) -> str | None:
+    """The snapshot folder of a downloaded hub model, if any."""
+    base = os.path.join(cache_dir(), "models--" + repo_id.replace("/", "--"), "snapshots")
+    try:
+        for name in sorted(os.listdir(base)):
+            if _is_model_dir(os.path.join(base, name)):
+                return os.path.join(base, name)
+    except OSError:
+        pass
+    return None
+
+
+def resolve(name: str | None = None, *, download: bool = True) -> str:
+    """A local folder holding the model; downloads a hub model on first need (when allowed)."""
+    name = name or source()
+    looks_local = os.path.isabs(name) or name.startswith((".", "~")) or os.path.isdir(name)
+    if looks_local:
+        folder = os.path.expanduser(name)
+        if not os.path.isdir(folder):
+            raise EmbeddingError(f"embedding model folder {folder} does not exist")
+        if not _is_model_dir(folder):
+            raise EmbeddingError(f"{folder} is not a model2vec model (needs {', '.join(MODEL_FILES)} and *.safetensors)")
+        return folder
+    found = _cached(name)
+    if found or not download:
+        if not found:
+            raise EmbeddingError(f"embedding model {name} is not downloaded yet (the consolidation pass fetches it)")
+        return found
+    marker = os.path.join(cache_dir(), ".failed-" + name.replace("/", "--"))
+    try:
+        if time.time() - os.path.getmtime(marker) < RETRY_DOWNLOAD_S:
+            raise EmbeddingError(f"embedding model {name} could not be downloaded recently; retrying after "
+                                 f"{RETRY_DOWNLOAD_S // 3600} h (or set AGENTCTX_EMBED_MODEL to a local folder)")
+    except OSError:
+        pass
+    log("consolidate", f"downloading embedding model {name} into {cache_dir()} (once; offline afterwards)")
+    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
+    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "30")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(repo_id=name, cache_dir=cache_dir())
+    except Exception as exc:  # network, missing repo, disk: one line, FTS5 keeps working
+        paths.ensure(cache_dir())
+        with open(marker, "w", encoding="utf-8") as fh:
+            fh.write(f"{type(exc).__name__}: {exc}\n")
+        raise EmbeddingError(f"could not download embedding model {name}: {type(exc).__name__}: {exc}") from None
+
+
+class Embedder:
+    """A loaded model: ``name`` (its identity), ``dim``, and ``encode(texts) -> float32 array``."""
+
+    def __init__(self, folder: str, name: str):
+        try:
+            from model2vec import StaticModel
+
+            self._model = StaticModel.from_pretrained(folder)
+        except Exception as exc:
+            raise EmbeddingError(f"{folder} could not be loaded as a model2vec model: {type(exc).__name__}: {exc}") from None
+        self.name = name
+        self.dim = int(self._model.dim)
+
+    @property
+    def tag(self) -> str:
+        """What ``records.embedded_model`` holds: a vector from another tag is never mixed in."""
+        return f"{self.name}|{self.dim}"
+
+    def encode(self, texts: list[str]):
+        import numpy as np
+
+        vecs = np.asarray(self._model.encode(list(texts), show_progress_bar=False), dtype=np.float32)
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return vecs / norms
+
+
+def load(name: str | None = None, *, download: bool = True) -> Embedder:
+    """Load the configured model (raises EmbeddingError with a clear message)."""
+    name = name or source()
+    folder = resolve(name, download=download)
+    label = os.path.basename(os.path.normpath(name)) if os.path.isdir(os.path.expanduser(name)) else name
+    return Embedder(folder, label)
+
+
+def text_for(rec: dict, project_name: str) -> str:
+    """``[type] [date] [project] title + body``: the text a record is embedded as."""
+    date = (rec.get("valid_from") or rec.get("recorded_at") or "")[:10]
+    body = (rec.get("body") or "")[:BODY_CHARS]
+    return f"[{rec['type']}] [{date}] [{project_name}] {rec['title']}\n{body}".strip()

@@ -1,0 +1,358 @@
+"""CLAUDE.md drift (ADR-013): settled decisions and conventions that CLAUDE.md lacks or contradicts.
+
+Heuristic. CLAUDE.md (the project root's, and ``.claude/CLAUDE.md`` when present) is cut into
+paragraphs (blank lines, headings and list items start a new one) and put in an in-memory FTS5
+table (stdlib ``sqlite3``, porter stemming). Each current, high-confidence (explicit or
+reinforced) project decision or convention is matched by the distinctive words of its title (its
+body's when the title has fewer than 2): BM25 ranks the paragraphs, and the best of the top 5 by
+*coverage* (the share of the record's words that paragraph contains, stemmed) is its match.
+Raw BM25 is not comparable across files, coverage is (0..1).
+
+- covered: coverage ≥ ``COVERED`` (0.6), and when the record superseded an older one, the match
+  also holds at least half of the words only the new version has;
+- ``missing``: not covered; score = 1 − coverage;
+- ``contradicted``: not covered, and a paragraph matches the superseded version (≥ 0.6 of its words,
+  with its own distinctive words): CLAUDE.md still says the old thing; score 1.0;
+- ``superseded_in_claudemd``: covered, but another paragraph still states the superseded version;
+  score 0.8.
+
+Candidates (score ≥ ``THRESHOLD``) are stored in the ``drift`` table; SessionStart reads only
+that table. ``proposal`` turns them into a CLAUDE.md diff that is applied only on request.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+
+from agentctx import clock
+from agentctx.store import records
+
+MAX_BYTES = 4 * 1024 * 1024
+COVERED = 0.6
+THRESHOLD = 0.4
+TOP_PARAGRAPHS = 5
+MAX_RECORDS = 400
+TERMS_PER_RECORD = 12
+FILES = ("CLAUDE.md", os.path.join(".claude", "CLAUDE.md"))
+KINDS = ("missing", "contradicted", "superseded_in_claudemd")
+SECTION = "## Decisions and conventions (from agentctx)"
+_STRUCK = re.compile(r"~~.*?~~")
+_BLOCK_START = re.compile(r"^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s)")
+
+
+class DriftError(ValueError):
+    """A CLAUDE.md that cannot be compared (too large, binary); the message says which and why."""
+
+
+class Paragraph:
+    __slots__ = ("path", "line", "text")
+
+    def __init__(self, path: str, line: int, text: str):
+        self.path, self.line, self.text = path, line, text
+
+
+def read_claudemd(root: str) -> list[tuple[str, str]]:
+    """[(path, text)] of the CLAUDE.md files that exist; DriftError for a huge or binary one."""
+    out = []
+    for rel in FILES:
+        path = os.path.join(root, rel)
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        if size > MAX_BYTES:
+            raise DriftError(f"{path} is {size / 1048576:.1f} MiB; agentctx compares CLAUDE.md files up to 4 MiB "
+                             "(a CLAUDE.md that large is loaded into every session: split it)")
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        if b"\x00" in raw:
+            raise DriftError(f"{path} is binary (it contains NUL bytes), not Markdown; nothing was compared")
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise DriftError(f"{path} is not UTF-8 text (byte {exc.start}); nothing was compared") from None
+        out.append((path, text))
+    return out
+
+
+def paragraphs(path: str, text: str) -> list[Paragraph]:
+    """Blank-line separated blocks; a heading or list item starts a new one; code fences are skipped."""
+    out: list[Paragraph] = []
+    buf: list[str] = []
+    start = 0
+    fenced = False
+
+    def flush():
+        text = _STRUCK.sub(" ", " ".join(s.strip() for s in buf)).strip()  # struck-through text is retracted
+        if text:
+            out.append(Paragraph(path, start, text))
+        if buf:
+            buf.clear()
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith(("```", "~~~")):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if not line.strip() or _BLOCK_START.match(line):
+            flush()
+        if line.strip():
+            if not buf:
+                start = number
+            buf.append(line)
+    flush()
+    return out
+
+
+def _words(rec: dict) -> list[str]:
+    from agentctx.store import search
+
+    words = search.terms(rec["title"])
+    if len(words) < 2:
+        words += [w for w in search.terms(rec.get("body") or "") if w not in words]
+    return words[:TERMS_PER_RECORD]
+
+
+class _Index:
+    """The paragraphs in an in-memory FTS5 table, with per-word hit sets."""
+
+    def __init__(self, paras: list[Paragraph]):
+        self.paras = paras
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE p USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")
+        self.db.executemany("INSERT INTO p(rowid, text) VALUES (?, ?)", [(i, p.text) for i, p in enumerate(paras)])
+        self._hits: dict[str, set[int]] = {}
+
+    def hits(self, word: str) -> set[int]:
+        if word not in self._hits:
+            rows = self.db.execute("SELECT rowid FROM p WHERE p MATCH ?", ('"' + word.replace('"', '""') + '"',))
+            self._hits[word] = {r[0] for r in rows}
+        return self._hits[word]
+
+    def coverage(self, words: list[str], row: int) -> float:
+        return sum(row in self.hits(w) for w in words) / len(words) if words else 0.0
+
+    def best(self, words: list[str]) -> tuple[float, int | None]:
+        """(coverage, paragraph index) of the best match: BM25's top paragraphs, then coverage."""
+        if not words or not self.paras:
+            return 0.0, None
+        query = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        rows = [r[0] for r in self.db.execute("SELECT rowid FROM p WHERE p MATCH ? ORDER BY bm25(p) LIMIT ?",
+                                              (query, TOP_PARAGRAPHS))]
+        scored = [(self.coverage(words, r), -rank, r) for rank, r in enumerate(rows)]
+        if not scored:
+            return 0.0, None
+        cov, _, row = max(scored)
+        return cov, row
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _predecessor(conn: sqlite3.Connection, rec: dict) -> dict | None:
+    row = conn.execute(f"SELECT {records.COLUMNS} FROM records WHERE superseded_by = ? "
+                       "ORDER BY superseded_at DESC LIMIT 1", (rec["id"],)).fetchone()
+    return dict(row) if row else None
+
+
+def _candidates(conn: sqlite3.Connection, project_id: str) -> list[dict]:
+    rows = conn.execute(
+        f"SELECT {records.COLUMNS} FROM records WHERE project_id = ? AND type IN ('decision', 'convention') "
+        "AND scope = 'project' AND superseded_at IS NULL AND archived_at IS NULL "
+        "AND confidence IN ('explicit', 'reinforced') ORDER BY pinned DESC, score DESC, recorded_at DESC LIMIT ?",
+        (project_id, MAX_RECORDS),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def assess(conn: sqlite3.Connection, project_id: str, root: str) -> list[dict]:
+    """The drift candidates for a project, best first, without storing them (DriftError: see read_claudemd)."""
+    paras = [p for path, text in read_claudemd(root) for p in paragraphs(path, text)]
+    index = _Index(paras)
+    out = []
+    try:
+        for rec in _candidates(conn, project_id):
+            words = _words(rec)
+            if not words:
+                continue
+            cov, row = index.best(words)
+            old = _predecessor(conn, rec)
+            stale = None
+            covered = cov >= COVERED
+            if old:
+                old_words = _words(old)
+                new_only = [w for w in words if w not in old_words]
+                old_only = [w for w in old_words if w not in words]
+                if covered and new_only and row is not None and index.coverage(new_only, row) < 0.5:
+                    covered = False
+                if old_only:
+                    for i in range(len(paras)):
+                        if i != row or not covered:
+                            if index.coverage(old_words, i) >= COVERED and index.coverage(old_only, i) >= 0.5:
+                                stale = i
+                                break
+            if covered and stale is None:
+                continue
+            kind, score = ("superseded_in_claudemd", 0.8) if covered else \
+                ("contradicted", 1.0) if stale is not None else ("missing", round(1.0 - cov, 3))
+            if score < THRESHOLD:
+                continue
+            para = paras[stale] if stale is not None else None
+            detail = {
+                "missing": f"no CLAUDE.md paragraph holds ≥ {COVERED:.0%} of its words (best {cov:.0%})",
+                "contradicted": "CLAUDE.md still states the superseded version",
+                "superseded_in_claudemd": "CLAUDE.md states it, and still states the superseded version too",
+            }[kind]
+            if para is not None:
+                detail += f" at {os.path.relpath(para.path, root)}:{para.line}"
+            out.append({
+                "record_id": rec["id"], "project_id": project_id, "score": score, "kind": kind, "detail": detail,
+                "type": rec["type"], "title": rec["title"], "body": rec["body"],
+                "stale": None if para is None else {"path": para.path, "line": para.line, "text": para.text,
+                                                     "record_id": old["id"] if old else None},
+            })
+    finally:
+        index.close()
+    out.sort(key=lambda c: (-c["score"], c["record_id"]))
+    return out
+
+
+def project_root(conn: sqlite3.Connection, project) -> tuple[str, str]:
+    """(project id, root folder) from a Project or a project id registered in ``projects``."""
+    if isinstance(project, str):
+        row = conn.execute("SELECT root FROM projects WHERE id = ?", (project,)).fetchone()
+        if row is None or not row[0]:
+            raise DriftError(f"project {project} has no known folder")
+        return project, row[0]
+    return project.id, project.root
+
+
+def scan(conn: sqlite3.Connection, project) -> list[dict]:
+    """Recompute the project's drift candidates and store them in ``drift`` (replacing the old ones).
+
+    ``project``: a ``project.Project`` or a registered project id. Bumps the store generation when
+    the candidate set changed, so a cached SessionStart digest picks the note up.
+    """
+    project_id, root = project_root(conn, project)
+    found = assess(conn, project_id, root)
+    stamp = clock.now()
+    from agentctx.store.db import transaction
+
+    with transaction(conn):
+        before = {(r[0], r[1]) for r in conn.execute("SELECT record_id, kind FROM drift WHERE project_id = ?",
+                                                     (project_id,))}
+        conn.execute("DELETE FROM drift WHERE project_id = ?", (project_id,))
+        conn.executemany(
+            "INSERT OR REPLACE INTO drift (record_id, project_id, score, kind, detail, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [(c["record_id"], project_id, c["score"], c["kind"], c["detail"], stamp) for c in found],
+        )
+        if before != {(c["record_id"], c["kind"]) for c in found}:
+            conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+    return found
+
+
+def stored(conn: sqlite3.Connection, project_id: str) -> list[dict]:
+    """The stored candidates (what the last scan found), best first."""
+    rows = conn.execute("SELECT record_id, project_id, score, kind, detail, updated_at FROM drift "
+                        "WHERE project_id = ? ORDER BY score DESC, record_id", (project_id,)).fetchall()
+    return [dict(r) for r in rows]
+
+
+def _line(cand: dict) -> str:
+    body = " ".join((cand.get("body") or "").strip().split("\n\n")[0].split())  # its first paragraph
+    if len(body) > 200:
+        body = body[:199].rstrip() + "…"
+    return f"- {cand['title']}" + (f": {body}" if body and body.lower() != cand["title"].lower() else "") + \
+        f" <!-- agentctx {cand['record_id']} -->"
+
+
+def proposal(conn: sqlite3.Connection, project) -> dict:
+    """The proposed CLAUDE.md change, from a fresh scan: one line per candidate, and a unified diff.
+
+    ``lines``: ``+ …`` additions and ``~~…~~`` strikethroughs; ``diff``: the unified diff of
+    the root CLAUDE.md; ``new_text``: what ``apply`` would write. Nothing is written here.
+    """
+    project_id, root = project_root(conn, project)
+    cands = scan(conn, project)
+    path = os.path.join(root, "CLAUDE.md")
+    files = dict(read_claudemd(root))
+    old_text = files.get(path, "")
+    lines_out, strike, additions = [], {}, []
+    for c in cands:
+        stale = c["stale"]
+        if stale is not None:
+            shown = re.sub(r"^(?:[-*+]|\d+[.)]|#{1,6})\s+", "", stale["text"])
+            lines_out.append(f"~~{shown}~~ ({os.path.relpath(stale['path'], root)}:{stale['line']}, "
+                             f"superseded by {c['record_id']})")
+            strike.setdefault(stale["path"], set()).add(stale["line"])
+        if c["kind"] != "superseded_in_claudemd":
+            additions.append(_line(c))
+            lines_out.append(f"+ {c['type']}: {c['title']} ({c['record_id']}, {c['kind']}, score {c['score']:.2f})")
+    import difflib
+
+    new_text = _rewrite(old_text, strike.get(path, set()), additions)
+    diff = "".join(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
+                                        "a/CLAUDE.md", "b/CLAUDE.md")) if new_text != old_text else ""
+    other = [p for p in strike if p != path]
+    return {"project_id": project_id, "path": path, "exists": path in files, "candidates": [
+        {k: c[k] for k in ("record_id", "score", "kind", "detail", "type", "title")} for c in cands],
+        "lines": lines_out, "diff": diff, "new_text": new_text,
+        "not_applied": [f"{os.path.relpath(p, root)}: strike line(s) {sorted(strike[p])} by hand" for p in other]}
+
+
+def _rewrite(text: str, strike_lines: set[int], additions: list[str]) -> str:
+    newline = "\r\n" if "\r\n" in text else "\n"  # keep the file's line endings
+    lines = text.splitlines()
+    for n in sorted(strike_lines):
+        line = lines[n - 1]
+        m = re.match(r"^(\s*(?:[-*+]|\d+[.)]|#{1,6})\s+)(.*)$", line)
+        lead, rest = (m.group(1), m.group(2)) if m else ("", line)
+        if rest.strip() and not rest.startswith("~~"):
+            lines[n - 1] = f"{lead}~~{rest.rstrip()}~~"
+    if additions:
+        if SECTION in lines:
+            at = lines.index(SECTION) + 1
+            while at < len(lines) and lines[at].startswith("- "):
+                at += 1
+            lines[at:at] = additions
+        else:
+            if lines and lines[-1].strip():
+                lines.append("")
+            lines += [SECTION, "", *additions]
+    return newline.join(lines) + newline if lines else ""
+
+
+def apply(conn: sqlite3.Connection, project, expected_diff: str | None = None) -> dict:
+    """Write the proposal to the root CLAUDE.md (only ever called after the user confirmed).
+
+    With ``expected_diff``, refuses when the proposal changed since it was shown.
+    """
+    prop = proposal(conn, project)
+    if not prop["diff"]:
+        return {**prop, "applied": False}
+    if expected_diff is not None and expected_diff != prop["diff"]:
+        raise DriftError("the proposal changed since it was reviewed; run `agentctx sync` again")
+    tmp = f"{prop['path']}.agentctx-{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(prop["new_text"])
+    os.replace(tmp, prop["path"])
+    scan(conn, project)
+    return {**prop, "applied": True}
+
+
+def note(conn: sqlite3.Connection, project_id: str) -> str | None:
+    """The SessionStart line when ≥ 2 candidates are stored (one indexed count; never reads CLAUDE.md)."""
+    try:
+        rows = conn.execute("SELECT kind, COUNT(*) FROM drift WHERE project_id = ? GROUP BY kind",
+                            (project_id,)).fetchall()
+    except sqlite3.Error:
+        return None
+    total = sum(r[1] for r in rows)
+    if total < 2:
+        return None
+    return (f"{total} decisions/conventions in the context store are not reflected in CLAUDE.md "
+            "(missing or contradicted there); the user can run `agentctx sync` (or /agentctx:ctx-sync) to review.")

@@ -1,0 +1,146 @@
+"""Moving records in and out: JSONL import/export (lossless) and the Markdown export."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from agentctx import clock
+from agentctx.scoring import TYPES
+from agentctx.store import records
+from agentctx.store.records import COLUMNS
+
+BATCH = 1000
+PLURAL = {
+    "decision": "Decisions", "convention": "Conventions", "preference": "Preferences",
+    "discovery": "Discoveries", "bugfix": "Bugfixes", "handover": "Handovers", "profile": "Project profile",
+}
+
+
+@dataclass
+class ImportReport:
+    added: int = 0
+    existing: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"added": self.added, "existing": self.existing,
+                "errors": [{"line": n, "error": e} for n, e in self.errors]}
+
+
+def import_jsonl(
+    conn: sqlite3.Connection,
+    project_id: str,
+    lines: Iterable[str],
+    *,
+    dry_run: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Import JSONL records; bad lines are reported by number and the good ones still land.
+
+    Lines are committed in batches of 1,000; ``dry_run`` validates everything and rolls back.
+    """
+    report = ImportReport()
+    pending = 0
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for number, line in enumerate(lines, start=1):
+            if progress:
+                progress(1)
+            if not line.strip():
+                continue
+            conn.execute("SAVEPOINT line")
+            try:
+                outcome = records.restore(conn, project_id, json.loads(line))
+            except (ValueError, TypeError, KeyError) as exc:
+                conn.execute("ROLLBACK TO line")
+                message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                report.errors.append((number, f"{type(exc).__name__ if isinstance(exc, json.JSONDecodeError) else 'invalid'}: {message}"))
+                conn.execute("RELEASE line")
+                continue
+            conn.execute("RELEASE line")
+            if outcome == "added":
+                report.added += 1
+            else:
+                report.existing += 1
+            pending += 1
+            if pending >= BATCH and not dry_run:
+                conn.execute("COMMIT")
+                conn.execute("BEGIN IMMEDIATE")
+                pending = 0
+        conn.execute("ROLLBACK" if dry_run else "COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return report
+
+
+def iter_records(conn: sqlite3.Connection, project_id: str | None, *, include_superseded: bool = True) -> Iterator[dict]:
+    """Records of one project (None: all), oldest first."""
+    where, params = [], []
+    if project_id:
+        where.append("project_id = ?")
+        params.append(project_id)
+    if not include_superseded:
+        where.append("superseded_at IS NULL")
+    clause = ("WHERE " + " AND ".join(where)) if where else ""
+    for row in conn.execute(f"SELECT {COLUMNS} FROM records {clause} ORDER BY project_id, seq", params):
+        yield dict(row)
+
+
+def export_jsonl(conn: sqlite3.Connection, project_id: str | None) -> Iterator[str]:
+    """Every record as one JSON line (the import format)."""
+    for rec in iter_records(conn, project_id):
+        yield json.dumps(rec, ensure_ascii=False)
+
+
+def _md_record(rec: dict) -> list[str]:
+    flags = [f"id `{rec['id']}`", f"valid from {rec['valid_from'][:10]}", rec["confidence"], f"source {rec['source']}"]
+    if rec["pinned"]:
+        flags.append("pinned")
+    if rec["key"]:
+        flags.append(f"key `{rec['key']}`")
+    if rec["scope"] == "global":
+        flags.append("global")
+    out = [f"#### {rec['title']}", "", "*" + " · ".join(flags) + "*", ""]
+    if rec["body"]:
+        out += [rec["body"], ""]
+    return out
+
+
+def export_markdown(conn: sqlite3.Connection, project_id: str | None) -> Iterator[str]:
+    """The store as organized Markdown: per project, per type, then the superseded history."""
+    projects = {
+        r["id"]: dict(r) for r in conn.execute("SELECT id, name, root, remote FROM projects")
+    }
+    ids = [project_id] if project_id else [
+        r[0] for r in conn.execute("SELECT DISTINCT project_id FROM records ORDER BY project_id")
+    ]
+    yield f"# agentctx export ({clock.now()[:10]})\n"
+    for pid in ids:
+        info = projects.get(pid, {"name": pid, "remote": None, "root": None})
+        yield f"## Project {info['name']}\n"
+        yield f"*id `{pid}`" + (f" · {info['remote']}" if info.get("remote") else "") + (
+            f" · {info['root']}" if info.get("root") else "") + "*\n"
+        recs = list(iter_records(conn, pid))
+        current = [r for r in recs if not r["superseded_at"]]
+        if not recs:
+            yield "_No records._\n"
+        for rtype in TYPES:
+            group = [r for r in current if r["type"] == rtype]
+            if not group:
+                continue
+            group.sort(key=lambda r: (not r["pinned"], r["valid_from"]), reverse=False)
+            yield f"### {PLURAL[rtype]} ({len(group)})\n"
+            for rec in group:
+                yield "\n".join(_md_record(rec))
+        old = [r for r in recs if r["superseded_at"]]
+        if old:
+            yield f"### History: superseded ({len(old)})\n"
+            for rec in sorted(old, key=lambda r: r["valid_from"]):
+                span = f"{rec['valid_from'][:10]} → {(rec['valid_to'] or rec['superseded_at'])[:10]}"
+                yield (f"- ~~{rec['title']}~~ ({rec['type']}, valid {span}, id `{rec['id']}`), "
+                       f"superseded by `{rec['superseded_by']}`")
+            yield ""

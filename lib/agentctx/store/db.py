@@ -1,0 +1,177 @@
+"""Opening the store: pragmas, schema check, and what happens when the file is bad.
+
+Stdlib ``sqlite3`` only, so hooks can open the store without heavy imports. Migrations
+(sqlite-utils) are imported only when the schema is behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from agentctx import clock, paths
+from agentctx.store import migrations
+
+
+class StoreError(Exception):
+    """A problem with the store that the user can act on; its message says what."""
+
+
+class NewerSchemaError(StoreError):
+    """The store was written by a newer agentctx; this version must not write to it."""
+
+
+_CORRUPTION_MARKERS = ("file is not a database", "malformed", "database disk image", "not a database")
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """True for errors that mean the file itself is damaged (not locked, not read-only)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    text = str(exc).lower()
+    return any(marker in text for marker in _CORRUPTION_MARKERS)
+
+
+def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = True) -> sqlite3.Connection:
+    """Open (creating if needed) the store with WAL, a busy timeout and a current schema.
+
+    Raises NewerSchemaError for a store from a newer version, and lets sqlite3 errors
+    through (callers decide whether to quarantine via ``is_corruption``).
+    """
+    path = path or paths.db_path()
+    paths.ensure(os.path.dirname(path) or ".")
+    conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) and "unable to open" not in str(exc):
+                raise
+            conn.close()  # an unwritable store: read it as it is, write nothing
+            conn = _read_only(path, busy_ms)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != migrations.LATEST:
+                raise StoreError(f"the store at {path} is read-only and at schema {version}") from exc
+            return conn
+        if version > migrations.LATEST:
+            raise NewerSchemaError(
+                f"the store at {path} has schema {version}, newer than this agentctx "
+                f"understands ({migrations.LATEST}); update the plugin"
+            )
+        if version < migrations.LATEST:
+            if not migrate:
+                raise StoreError(f"the store at {path} needs migrating; run any agentctx command")
+            _ensure_wal(conn, busy_ms)
+            migrations.apply(conn)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _ensure_wal(conn: sqlite3.Connection, busy_ms: int) -> None:
+    """Switch a new store to WAL. Concurrent first connects can get SQLITE_BUSY here without
+    the busy handler being called (SQLite's deadlock avoidance), so retry until the timeout."""
+    import time
+
+    deadline = time.monotonic() + busy_ms / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _read_only(path: str, busy_ms: int) -> sqlite3.Connection:
+    """A read-only connection to a store we may not write.
+
+    ``mode=ro`` works when the WAL side files exist; when they do not and cannot be created,
+    ``immutable=1`` reads the main file without locking (what was checkpointed: safe to show).
+    """
+    base = "file:" + path.replace("?", "%3f").replace("#", "%23")
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        conn = sqlite3.connect(base + query, uri=True, timeout=busy_ms / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA user_version").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if query.endswith("immutable=1"):
+                raise
+    raise AssertionError("unreachable")
+
+
+def quarantine(path: str | None = None, reason: str = "") -> str:
+    """Move a damaged store (and its WAL files) aside, never overwriting it.
+
+    Leaves a notice that the next SessionStart shows; returns the new path.
+    """
+    path = path or paths.db_path()
+    stamp = clock.now().replace(":", "").replace("-", "").replace(".", "")
+    target = f"{path}.corrupt-{stamp}"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, target + suffix)
+    add_notice(
+        f"agentctx: the context store was damaged ({reason or 'unreadable'}); it was moved to "
+        f"{target} and a fresh store was started."
+    )
+    return target
+
+
+def add_notice(text: str) -> None:
+    """Queue a one-line notice for the user, shown once at the next SessionStart."""
+    folder = paths.ensure(paths.sub("notices"))
+    name = f"{clock.now().replace(':', '')}-{os.getpid()}.txt"
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as fh:
+        fh.write(text.strip().splitlines()[0] if text.strip() else "")
+
+
+def take_notices() -> list[str]:
+    """Read and delete queued notices (oldest first)."""
+    folder = paths.sub("notices")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        full = os.path.join(folder, name)
+        try:
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read().strip()
+            os.remove(full)
+        except OSError:
+            continue
+        if text:
+            out.append(text)
+    return out
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+    """BEGIN (IMMEDIATE) ... COMMIT, or ROLLBACK on any error."""
+    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    """The store's change counter (see migration m001)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row[0]) if row else 0

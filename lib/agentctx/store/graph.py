@@ -1,0 +1,105 @@
+"""The adjacency graph (ADR-014): entity nodes (files, modules, branches), edges, record links.
+
+Edges: ``supersedes`` (record → record), ``applies_to`` (record → entity), ``observed_in``
+(entity → session), ``derives_from``, ``scoped_to``, ``spawned_from``. Traversal is a
+recursive CTE with UNION (cycle-safe) and a depth guard.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+from agentctx import clock, ids
+from agentctx.store.records import COLUMNS
+
+REL_TYPES = ("supersedes", "applies_to", "observed_in", "derives_from", "scoped_to", "spawned_from")
+KINDS = ("file", "symbol", "package", "module", "branch")
+MAX_DEPTH = 5
+
+
+def normalize_path(path: str, root: str | None) -> str:
+    """A file path as stored: relative to the project root with forward slashes when inside it."""
+    path = os.path.normpath(path)
+    if root and os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path, root)
+        except ValueError:  # another drive on Windows
+            rel = path
+        if not rel.startswith(".."):
+            path = rel
+    return path.replace(os.sep, "/")
+
+
+def entity(conn: sqlite3.Connection, project_id: str, kind: str, name: str) -> str:
+    """The node id for (kind, name) in this project, created if new."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown entity kind {kind!r}")
+    row = conn.execute(
+        "SELECT id FROM nodes WHERE project_id = ? AND kind = ? AND name = ?", (project_id, kind, name)
+    ).fetchone()
+    if row:
+        return row[0]
+    node_id = ids.new_id()
+    conn.execute(
+        "INSERT OR IGNORE INTO nodes (id, project_id, kind, name, created_at) VALUES (?, ?, ?, ?, ?)",
+        (node_id, project_id, kind, name, clock.now()),
+    )
+    return conn.execute(
+        "SELECT id FROM nodes WHERE project_id = ? AND kind = ? AND name = ?", (project_id, kind, name)
+    ).fetchone()[0]
+
+
+def edge(conn: sqlite3.Connection, from_id: str, to_id: str, rel_type: str, weight: float = 1.0) -> None:
+    """Add an edge once; a repeat adds its weight to the existing one."""
+    if rel_type not in REL_TYPES:
+        raise ValueError(f"unknown relation {rel_type!r}")
+    conn.execute(
+        "INSERT INTO edges (id, from_id, to_id, rel_type, weight, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(from_id, to_id, rel_type) DO UPDATE SET weight = weight + excluded.weight",
+        (ids.new_id(), from_id, to_id, rel_type, weight, clock.now()),
+    )
+
+
+def link(conn: sqlite3.Connection, record_id: str, entity_id: str) -> None:
+    """Attach a record to an entity (record_entities row plus an ``applies_to`` edge)."""
+    conn.execute("INSERT OR IGNORE INTO record_entities (record_id, entity_id) VALUES (?, ?)", (record_id, entity_id))
+    edge(conn, record_id, entity_id, "applies_to")
+
+
+def related(
+    conn: sqlite3.Connection, project_id: str, path: str, *, root: str | None = None, depth: int = 2,
+    include_superseded: bool = False, limit: int = 50,
+) -> list[dict]:
+    """Records linked to a file: directly, then through edges up to ``depth`` hops (≤ MAX_DEPTH).
+
+    Each record carries ``hops``: 1 for a direct link, more for records reached through
+    supersession or shared entities.
+    """
+    name = normalize_path(path, root)
+    depth = max(1, min(int(depth), MAX_DEPTH))
+    start = conn.execute(
+        "SELECT id FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ? ESCAPE '\\')",
+        (project_id, name, "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")),
+    ).fetchall()
+    if not start:
+        return []
+    seeds = [r[0] for r in start]
+    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))
+    rows = conn.execute(
+        f"""
+        WITH RECURSIVE walk(node, hops) AS (
+            SELECT value, 0 FROM json_each(?)
+            UNION
+            SELECT CASE WHEN e.from_id = walk.node THEN e.to_id ELSE e.from_id END, walk.hops + 1
+            FROM edges e JOIN walk ON (e.from_id = walk.node OR e.to_id = walk.node)
+            WHERE walk.hops < ? AND e.rel_type IN ('applies_to', 'supersedes', 'derives_from', 'spawned_from')
+        )
+        SELECT {cols}, MIN(walk.hops) AS hops FROM walk JOIN records r ON r.id = walk.node
+        WHERE r.project_id = ? {'' if include_superseded else 'AND r.superseded_at IS NULL AND r.archived_at IS NULL'}
+        GROUP BY r.id ORDER BY hops, r.pinned DESC, r.recorded_at DESC LIMIT ?
+        """,
+        (json.dumps(seeds), depth, project_id, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]

@@ -1,0 +1,253 @@
+"""Record vectors in their own SQLite file, ``<data dir>/vectors.db``: never the hooks' store.
+
+The hooks open ``agentctx.db`` with the stdlib ``sqlite3`` and must never meet a ``vec0`` table,
+so vectors live apart. Rows are kept in a plain table (``vectors``: record id, project, type,
+float32 blob) that is the source of truth; when the sqlite-vec extension can be loaded (through
+``apsw``, which can load extensions on every platform, unlike many stdlib builds) a ``vec0``
+index mirrors it for KNN, else a numpy brute-force scan answers the same query. The file
+remembers the model tag and dimension; a different model resets it (never mixes vectors).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from agentctx import paths
+from agentctx.hookio import log
+
+
+def path() -> str:
+    return paths.sub("vectors.db")
+
+
+def _open_vec(file: str):
+    """An apsw connection with sqlite-vec loaded, or None when either is unavailable."""
+    if os.environ.get("AGENTCTX_NO_VEC0", "").strip() == "1":
+        return None
+    try:
+        import apsw
+        import sqlite_vec
+
+        conn = apsw.Connection(file)
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        return conn
+    except Exception as exc:  # ImportError, or an extension that does not load on this platform
+        log("consolidate", f"sqlite-vec unavailable ({type(exc).__name__}: {exc}); numpy brute force instead")
+        return None
+
+
+class _Stdlib:
+    """The stdlib connection with apsw's tiny subset used here."""
+
+    def __init__(self, file: str):
+        self.c = sqlite3.connect(file, isolation_level=None, timeout=30)
+
+    def execute(self, sql, params=()):
+        return self.c.execute(sql, params)
+
+    def executemany(self, sql, seq):
+        return self.c.executemany(sql, seq)
+
+    def close(self):
+        self.c.close()
+
+
+class Store:
+    """The vector file: ``reset`` on a model change, ``upsert``, ``delete``, ``knn``, ``matrix``."""
+
+    def __init__(self, file: str | None = None, *, busy_ms: int = 30_000):
+        self.file = file or path()
+        paths.ensure(os.path.dirname(self.file))
+        vec = _open_vec(self.file)
+        self.backend = "vec0" if vec is not None else "numpy"
+        self.db = vec if vec is not None else _Stdlib(self.file)
+        if vec is not None:
+            vec.setbusytimeout(busy_ms)
+        self.execute("PRAGMA journal_mode=WAL")
+        self.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        self.execute("CREATE TABLE IF NOT EXISTS vectors (rid INTEGER PRIMARY KEY, record_id TEXT UNIQUE NOT NULL, "
+                     "project_id TEXT, type TEXT, vec BLOB NOT NULL)")
+        self.execute("CREATE INDEX IF NOT EXISTS vectors_project ON vectors(project_id, type)")
+        if "checked" not in {r[1] for r in self.execute("PRAGMA table_info(vectors)")}:
+            # 1 once near-duplicate detection compared the vector with its project and type
+            self.execute("ALTER TABLE vectors ADD COLUMN checked INTEGER NOT NULL DEFAULT 0")
+
+    def execute(self, sql: str, params=()):
+        return self.db.execute(sql, params)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _begin(self):
+        self.execute("BEGIN IMMEDIATE")
+
+    def _commit(self):
+        self.execute("COMMIT")
+
+    def _rollback(self):
+        try:
+            self.execute("ROLLBACK")
+        except Exception:
+            pass
+
+    # -- model identity
+
+    def tag(self) -> str | None:
+        row = list(self.execute("SELECT value FROM meta WHERE key = 'tag'"))
+        return row[0][0] if row else None
+
+    def dim(self) -> int | None:
+        row = list(self.execute("SELECT value FROM meta WHERE key = 'dim'"))
+        return int(row[0][0]) if row else None
+
+    def reset(self, tag: str, dim: int) -> None:
+        """Drop every vector and start over for model ``tag`` of dimension ``dim``."""
+        self._begin()
+        try:
+            self.execute("DELETE FROM vectors")
+            self.execute("DROP TABLE IF EXISTS vec_index")
+            self.execute("INSERT OR REPLACE INTO meta VALUES ('tag', ?), ('dim', ?)", (tag, str(dim)))
+            self._commit()
+        except BaseException:
+            self._rollback()
+            raise
+        self._ensure_index(dim)
+
+    def _ensure_index(self, dim: int) -> None:
+        if self.backend != "vec0":
+            return
+        self.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS vec_index USING vec0(rid INTEGER PRIMARY KEY, "
+                     f"embedding float[{int(dim)}] distance_metric=cosine, project_id TEXT)")
+        (n_idx,) = list(self.execute("SELECT COUNT(*) FROM vec_index"))[0]
+        (n_rows,) = list(self.execute("SELECT COUNT(*) FROM vectors"))[0]
+        if n_idx != n_rows:  # e.g. rows written by the numpy backend: rebuild the mirror
+            self._begin()
+            try:
+                self.execute("DELETE FROM vec_index")
+                for rid, pid, blob in list(self.execute("SELECT rid, project_id, vec FROM vectors")):
+                    self.execute("INSERT INTO vec_index(rid, embedding, project_id) VALUES (?, ?, ?)", (rid, blob, pid))
+                self._commit()
+            except BaseException:
+                self._rollback()
+                raise
+
+    def ready(self, tag: str, dim: int) -> bool:
+        """True when the file holds vectors of this model (else the caller resets and re-embeds)."""
+        if self.tag() != tag or self.dim() != dim:
+            return False
+        self._ensure_index(dim)
+        return True
+
+    # -- rows
+
+    def upsert(self, rows: list[tuple[str, str, str, bytes]]) -> None:
+        """(record id, project id, type, float32 bytes) rows, in one transaction."""
+        self._begin()
+        try:
+            for record_id, pid, rtype, blob in rows:
+                old = list(self.execute("SELECT rid FROM vectors WHERE record_id = ?", (record_id,)))
+                if old:
+                    self.execute("UPDATE vectors SET vec = ?, project_id = ?, type = ?, checked = 0 WHERE rid = ?",
+                                 (blob, pid, rtype, old[0][0]))
+                    rid = old[0][0]
+                    if self.backend == "vec0":
+                        self.execute("DELETE FROM vec_index WHERE rid = ?", (rid,))
+                else:
+                    self.execute("INSERT INTO vectors(record_id, project_id, type, vec) VALUES (?, ?, ?, ?)",
+                                 (record_id, pid, rtype, blob))
+                    rid = list(self.execute("SELECT last_insert_rowid()"))[0][0]
+                if self.backend == "vec0":
+                    self.execute("INSERT INTO vec_index(rid, embedding, project_id) VALUES (?, ?, ?)", (rid, blob, pid))
+            self._commit()
+        except BaseException:
+            self._rollback()
+            raise
+
+    def delete(self, record_ids: list[str]) -> int:
+        """Remove the vectors of these records; how many were there."""
+        gone = 0
+        self._begin()
+        try:
+            for record_id in record_ids:
+                row = list(self.execute("SELECT rid FROM vectors WHERE record_id = ?", (record_id,)))
+                if row:
+                    self.execute("DELETE FROM vectors WHERE rid = ?", (row[0][0],))
+                    if self.backend == "vec0":
+                        self.execute("DELETE FROM vec_index WHERE rid = ?", (row[0][0],))
+                    gone += 1
+            self._commit()
+        except BaseException:
+            self._rollback()
+            raise
+        return gone
+
+    def unchecked(self, project_id: str, rtype: str) -> set[str]:
+        """Records of a project and type not yet compared for near-duplicates."""
+        return {r[0] for r in self.execute("SELECT record_id FROM vectors WHERE project_id = ? AND type = ? "
+                                           "AND checked = 0", (project_id, rtype))}
+
+    def mark_checked(self, record_ids: list[str]) -> None:
+        self._begin()
+        try:
+            for start in range(0, len(record_ids), 500):
+                part = record_ids[start:start + 500]
+                self.execute(f"UPDATE vectors SET checked = 1 WHERE record_id IN ({','.join('?' * len(part))})", part)
+            self._commit()
+        except BaseException:
+            self._rollback()
+            raise
+
+    def ids(self) -> set[str]:
+        return {r[0] for r in self.execute("SELECT record_id FROM vectors")}
+
+    def count(self) -> int:
+        return list(self.execute("SELECT COUNT(*) FROM vectors"))[0][0]
+
+    def matrix(self, project_id: str, rtype: str | None = None):
+        """(record ids, unit float32 matrix) of one project (and type)."""
+        import numpy as np
+
+        sql, params = "SELECT record_id, vec FROM vectors WHERE project_id = ?", [project_id]
+        if rtype:
+            sql += " AND type = ?"
+            params.append(rtype)
+        rows = list(self.execute(sql + " ORDER BY rid", params))
+        dim = self.dim() or 0
+        if not rows:
+            return [], np.zeros((0, dim), dtype=np.float32)
+        return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+    def knn(self, project_id: str, query_vec, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest vectors of a project to a unit query vector: (record id, cosine similarity)."""
+        import numpy as np
+
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        if self.backend == "vec0":
+            rows = list(self.execute(
+                "SELECT v.record_id, i.distance FROM vec_index i JOIN vectors v ON v.rid = i.rid "
+                "WHERE i.embedding MATCH ? AND k = ? AND i.project_id = ? ORDER BY i.distance",
+                (q.tobytes(), int(k), project_id)))
+            return [(rid, 1.0 - float(dist)) for rid, dist in rows]
+        return brute_knn(*self.matrix(project_id), q, k)
+
+
+def brute_knn(record_ids: list[str], matrix, q, k: int) -> list[tuple[str, float]]:
+    """The numpy fallback: exact cosine KNN over unit vectors."""
+    import numpy as np
+
+    if not record_ids:
+        return []
+    sims = matrix @ q
+    k = min(k, len(record_ids))
+    top = np.argpartition(-sims, k - 1)[:k]
+    top = top[np.lexsort((top, -sims[top]))]
+    return [(record_ids[i], float(sims[i])) for i in top]
+
+
+def to_blob(vec) -> bytes:
+    import numpy as np
+
+    return np.asarray(vec, dtype=np.float32).tobytes()
