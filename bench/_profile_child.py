@@ -2,7 +2,7 @@
 
 Run by the hooks' own interpreter (the uv script environment's Python), in a fresh process
 each time, so imports, connection opening and SQLite's page cache are as cold as in a real
-hook run. It mirrors ``turn.on_user_prompt`` and ``digest.on_session_start`` step by step,
+hook run. It mirrors ``user_prompt_submit.on_user_prompt_submit`` and ``session_start.on_session_start`` step by step,
 calling the same library functions, and prints one JSON object of milliseconds per phase.
 
     python bench/_profile_child.py ups '<prompt>'   # UserPromptSubmit

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38"]  # imported only to migrate an outdated store
 # ///
-"""PostToolUse / PostToolUseFailure hook (async): see lib/agentctx/capture/observe.py. Prints nothing; exits 0."""
+"""PostToolUse / PostToolUseFailure hook (async): see lib/agentctx/capture/post_tool_use.py. Prints nothing; exits 0."""
 
 import os
 import sys
@@ -14,6 +14,6 @@ sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 from agentctx import hookio  # noqa: E402
-from agentctx.capture.observe import on_post_tool_use  # noqa: E402
+from agentctx.capture.post_tool_use import on_post_tool_use  # noqa: E402
 
 hookio.run("PostToolUse", on_post_tool_use)

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38"]  # imported only to migrate an outdated store
 # ///
-"""PreCompact hook: see lib/agentctx/capture/anchor.py. Never blocks compaction: prints nothing, exits 0."""
+"""PreCompact hook: see lib/agentctx/capture/pre_compact.py. Never blocks compaction: prints nothing, exits 0."""
 
 import os
 import sys
@@ -14,6 +14,6 @@ sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 from agentctx import hookio  # noqa: E402
-from agentctx.capture.anchor import on_pre_compact  # noqa: E402
+from agentctx.capture.pre_compact import on_pre_compact  # noqa: E402
 
 hookio.run("PreCompact", on_pre_compact)

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38"]  # imported only to migrate an outdated store
 # ///
-"""SessionEnd hook: see lib/agentctx/capture/lifecycle.py. Fails open: always exits 0."""
+"""SessionEnd hook: see lib/agentctx/capture/session_end.py. Fails open: always exits 0."""
 
 import os
 import sys
@@ -14,6 +14,6 @@ sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 from agentctx import hookio  # noqa: E402
-from agentctx.capture.lifecycle import on_session_end  # noqa: E402
+from agentctx.capture.session_end import on_session_end  # noqa: E402
 
 hookio.run("SessionEnd", on_session_end)

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38"]  # imported only to migrate an outdated store
 # ///
-"""SessionStart hook: see lib/agentctx/injection/digest.py. Fails open: always exits 0."""
+"""SessionStart hook: see lib/agentctx/injection/session_start.py. Fails open: always exits 0."""
 
 import os
 import sys
@@ -14,6 +14,6 @@ sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 from agentctx import hookio  # noqa: E402
-from agentctx.injection.digest import on_session_start  # noqa: E402
+from agentctx.injection.session_start import on_session_start  # noqa: E402
 
 hookio.run("SessionStart", on_session_start)

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=3.38"]  # imported only to migrate an outdated store
 # ///
-"""UserPromptSubmit hook: see lib/agentctx/injection/turn.py. Fails open: always exits 0."""
+"""UserPromptSubmit hook: see lib/agentctx/injection/user_prompt_submit.py. Fails open: always exits 0."""
 
 import os
 import sys
@@ -14,6 +14,6 @@ sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
 from agentctx import hookio  # noqa: E402
-from agentctx.injection.turn import on_user_prompt  # noqa: E402
+from agentctx.injection.user_prompt_submit import on_user_prompt_submit  # noqa: E402
 
-hookio.run("UserPromptSubmit", on_user_prompt)
+hookio.run("UserPromptSubmit", on_user_prompt_submit)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from agentctx import project, spawn
-from agentctx.capture import anchor, lifecycle
+from agentctx.capture import anchor, session_end
+from agentctx.hookio import HookEvent
 from agentctx.store import db
 from tests.conftest import make_repo
 from tests.support import fake_api
@@ -77,11 +78,11 @@ def test_detached_reports_a_missing_program(tmp_path):
 
 
 def test_session_end_runs_consolidation_as_a_uv_script(home, repo, monkeypatch):
-    argv = lifecycle.consolidation_command("p", "s", str(repo))
+    argv = session_end.consolidation_command("p", "s", str(repo))
     assert argv is not None and argv[argv.index("--script") + 1] == str(ROOT / "lib" / "agentctx_consolidate.py")
     assert argv[-6:] == ["--project-id", "p", "--session-id", "s", "--cwd", str(repo)]
     monkeypatch.setattr(spawn, "LIB_DIR", str(ROOT / "no_such_folder"))
-    assert lifecycle.consolidation_command("p", "s") is None and lifecycle.start_consolidation("p", "s") is None
+    assert session_end.consolidation_command("p", "s") is None and session_end.start_consolidation("p", "s") is None
 
 
 def test_session_end_starts_consolidation_detached(home, repo, tmp_path, monkeypatch):
@@ -91,7 +92,7 @@ def test_session_end_starts_consolidation_detached(home, repo, tmp_path, monkeyp
     out = tmp_path / "probe.json"
     monkeypatch.setenv("PROBE_OUT", str(out))
     proj = project.detect(str(repo))
-    assert lifecycle.on_session_end({"session_id": "s1", "cwd": str(repo), "reason": "other"}) is None
+    assert session_end.on_session_end(HookEvent.of("SessionEnd", session_id="s1", cwd=str(repo), reason="other")) is None
     (tmp_path / "probe.json.go").touch()
     got = _probe_result(out)
     assert got["argv"] == ["--project-id", proj.id, "--session-id", "s1", "--cwd", proj.root] and got["saw_go"]

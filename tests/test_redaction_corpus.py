@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentctx import hookio, paths
+from agentctx import logs, paths
 from agentctx.capture import extract, llm, worker
 from agentctx.store import db
 from tests.test_extract import SID, Transcript, decision, reply
@@ -74,7 +74,7 @@ def test_llm_path_stores_and_sends_no_secret(api, tmp_path, repo, home):
                       gotchas=[{"pattern": CORPUS["aws_secret"][0], "why_it_matters": CORPUS["private"][0]}]))
     result = extract.run_once(SID, str(tx.path), str(repo), client=llm.Client(timeout=10, max_retries=0))
     assert result.status == "written" and len(result.written) > 10
-    hookio.log("Extract", f"result {result.as_dict()}")  # whatever the worker logs must be clean too
+    logs.log("Extract", f"result {result.as_dict()}")  # whatever the worker logs must be clean too
     db.connect().close()
     bodies = [json.dumps(r.body) for r in api.requests]
     assert bodies and all("REDACTED" in b for b in bodies)

@@ -1,4 +1,5 @@
-"""The fail-open frame every hook runs in: read stdin JSON, call a handler, print, exit 0.
+"""The fail-open frame every hook runs in: read stdin JSON once into a ``HookEvent``, call the
+handler with it, print, exit 0.
 
 Any error (bad stdin, locked or damaged store, a bug) is written as one line to the log
 and the hook exits 0 with no output, so agentctx never blocks or erases anything in a
@@ -12,33 +13,12 @@ import os
 import sys
 from collections.abc import Callable
 
-from agentctx import clock, paths
+from agentctx.logs import log
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024
 HOOK_BUSY_MS = 1000
-LOG_MAX_BYTES = 1024 * 1024
 
-Handler = Callable[[dict], "dict | None"]
-
-
-def log_path() -> str:
-    return paths.sub("logs", "agentctx.log")
-
-
-def log(event: str, message: str) -> None:
-    """Append one line to the log (rotated at 1 MB); falls back to the temp dir."""
-    line = f"{clock.now()} {event} {' '.join(str(message).split())[:2000]}\n"
-    fallback = os.path.join(os.environ.get("TMPDIR") or ("C:\\Temp" if os.name == "nt" else "/tmp"), "agentctx-hooks.log")
-    for target in (log_path(), fallback):
-        try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if os.path.exists(target) and os.path.getsize(target) > LOG_MAX_BYTES:
-                os.replace(target, target + ".1")
-            with open(target, "a", encoding="utf-8") as fh:
-                fh.write(line)
-            return
-        except OSError:
-            continue
+Handler = Callable[["HookEvent"], "dict | None"]
 
 
 def read_payload(stream=None) -> dict:
@@ -56,19 +36,56 @@ def read_payload(stream=None) -> dict:
     return payload
 
 
-def field(payload: dict, name: str, default: str = "") -> str:
-    """A string field from the payload (non-strings count as missing)."""
+def _text(payload: dict, name: str) -> str:
     value = payload.get(name)
-    return value if isinstance(value, str) else default
+    return value if isinstance(value, str) else ""
 
 
-def session_id(payload: dict) -> str:
-    return field(payload, "session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown"
+def _object(payload: dict, name: str) -> dict:
+    value = payload.get(name)
+    return value if isinstance(value, dict) else {}
 
 
-def cwd(payload: dict) -> str:
-    found = field(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    return found if os.path.isdir(found) else os.getcwd()
+class HookEvent:
+    """One hook call's stdin, parsed once: every field typed, with its fallback applied here only.
+
+    Strings are "" when missing or not strings; objects are {} when missing or not objects.
+    ``cwd`` is always an existing folder (``project.working_dir``); ``raw`` keeps the payload.
+    """
+
+    __slots__ = (
+        "name", "session_id", "cwd", "transcript_path", "source", "prompt", "reason", "tool_name",
+        "tool_input", "tool_response", "error", "is_interrupt", "custom_instructions", "agent_type", "agent_id",
+        "raw",
+    )
+
+    def __init__(self, name: str, payload: dict) -> None:
+        from agentctx.project import working_dir
+
+        self.name: str = _text(payload, "hook_event_name") or name
+        self.session_id: str = _text(payload, "session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or "unknown"
+        self.cwd: str = working_dir(_text(payload, "cwd"))
+        self.transcript_path: str = _text(payload, "transcript_path")
+        self.source: str = _text(payload, "source") or "startup"  # SessionStart: startup|resume|clear|compact
+        self.prompt: str = _text(payload, "prompt")  # UserPromptSubmit
+        self.reason: str = _text(payload, "reason")  # SessionEnd
+        self.tool_name: str = _text(payload, "tool_name")  # PostToolUse(Failure)
+        self.tool_input: dict = _object(payload, "tool_input")
+        self.tool_response: dict = _object(payload, "tool_response")
+        self.error: str = _text(payload, "error")  # PostToolUseFailure
+        self.is_interrupt: bool = payload.get("is_interrupt") is True
+        self.custom_instructions: str = _text(payload, "custom_instructions")  # PreCompact
+        self.agent_type: str = _text(payload, "agent_type")  # SubagentStart/Stop
+        self.agent_id: str = _text(payload, "agent_id")
+        self.raw: dict = payload
+
+    @classmethod
+    def of(cls, name: str, payload: dict | None = None, **fields: object) -> HookEvent:
+        """An event from a payload dict and/or keyword fields (tests and in-process callers)."""
+        return cls(name, {**(payload or {}), **fields})
+
+    def __repr__(self) -> str:
+        return f"HookEvent({self.name!r}, session_id={self.session_id!r}, cwd={self.cwd!r})"
 
 
 def emit(output: dict) -> None:
@@ -84,7 +101,7 @@ def run(event: str, handler: Handler) -> None:
         if os.environ.get("AGENTCTX_DISABLE"):
             return
         payload = read_payload()
-        output = _call(event, handler, payload)
+        output = _call(event, handler, HookEvent(event, payload))
         if output:
             emit(output)
     except BaseException as exc:  # noqa: BLE001 - fail open, always
@@ -98,14 +115,14 @@ def run(event: str, handler: Handler) -> None:
         os._exit(code)
 
 
-def _call(event: str, handler: Handler, payload: dict) -> dict | None:
+def _call(event: str, handler: Handler, hook: HookEvent) -> dict | None:
     from agentctx.store import db
 
     try:
-        return handler(payload)
+        return handler(hook)
     except Exception as exc:
         if not db.is_corruption(exc):
             raise
         moved = db.quarantine(reason=str(exc))
         log(event, f"store damaged ({exc}); moved to {moved}; retrying on a fresh store")
-        return handler(payload)
+        return handler(hook)

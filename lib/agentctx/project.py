@@ -116,6 +116,15 @@ def _git_dirs(start: str) -> tuple[str, str] | None:
         here = parent
 
 
+def working_dir(candidate: str | None = None) -> str:
+    """The folder a hook or tool works in: ``candidate`` when it is a folder, else ``CLAUDE_PROJECT_DIR``
+    when that is one, else the process's current directory. The one rule for every entry point."""
+    for found in (candidate, os.environ.get("CLAUDE_PROJECT_DIR")):
+        if found and os.path.isdir(found):
+            return found
+    return os.getcwd()
+
+
 def detect(cwd: str | None = None) -> Project:
     """The project for ``cwd`` (default: the current directory)."""
     start = os.path.realpath(cwd or os.getcwd())

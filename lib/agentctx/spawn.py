@@ -4,7 +4,7 @@ Used by SessionEnd (consolidation) and Stop (extraction): the hook returns at on
 worker runs in its own session (POSIX ``setsid``; on Windows a detached process group with
 no console), so Claude Code ending the hook's process group does not end the worker. The
 worker's stdin, stdout and stderr are the null device: it can never write into a hook's
-output or block on a pipe nobody reads. Workers log through ``hookio.log``.
+output or block on a pipe nobody reads. Workers log through ``logs.log``.
 """
 
 from __future__ import annotations

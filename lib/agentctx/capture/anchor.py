@@ -22,8 +22,7 @@ import os
 import re
 import sqlite3
 
-from agentctx import budgets, clock, paths, project
-from agentctx.hookio import cwd, field, session_id
+from agentctx import budgets, clock, paths
 from agentctx.injection import render
 from agentctx.redact import redact
 from agentctx.store import db
@@ -277,17 +276,3 @@ def blocks(conn: sqlite3.Connection, sid: str) -> list[str]:
         if len(kept) > 1:
             out.append("\n".join(kept))
     return out if len(out) > 1 else []
-
-
-def on_pre_compact(payload: dict) -> dict | None:
-    """PreCompact hook: write the merged anchor and its backup. Never blocks, never prints."""
-    sid = session_id(payload)
-    proj = project.detect(cwd(payload))
-    conn = db.connect(busy_ms=BUSY_MS)
-    try:
-        fresh = derive(conn, proj.id, sid, field(payload, "transcript_path"), field(payload, "custom_instructions"))
-        anchor = update(conn, proj.id, sid, fresh)
-    finally:
-        conn.close()
-    write_backup(anchor)
-    return None

@@ -19,7 +19,7 @@ import json
 import os
 import re
 
-from agentctx.hookio import field, session_id
+from agentctx.hookio import HookEvent
 
 TYPE_CHECKING = False  # the store modules load only when there is something to store
 if TYPE_CHECKING:
@@ -382,9 +382,8 @@ def _short(command: str) -> str:
     return first if len(first) <= 80 else first[:79] + "…"
 
 
-def _observe_file(payload: dict, tool: str, sid: str, base: str) -> None:
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    response = payload.get("tool_response") if isinstance(payload.get("tool_response"), dict) else {}
+def observe_file(tool: str, tool_input: dict, response: dict, sid: str, base: str) -> None:
+    """A file written by ``tool``: a ``file`` node observed in the session."""
     path = tool_input.get(FILE_TOOLS[tool]) or response.get("filePath") or response.get("notebook_path") or ""
     if not isinstance(path, str) or response.get("success") is False:
         return
@@ -437,20 +436,23 @@ def _link_files(conn: sqlite3.Connection, proj: Project, record_id: str, paths: 
 _FILE_IN_ERROR = re.compile(r"""(?:File "([^"]+)", line \d+|^([\w./\\-]+\.\w+):\d+(?::\d+)?:|^\s*--> ([\w./\\-]+\.\w+):\d+)""", re.M)
 
 
-def _observe_bash(payload: dict, sid: str, base: str, failed: bool) -> None:
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    command = tool_input.get("command") if isinstance(tool_input.get("command"), str) else ""
+def observe_bash(event: HookEvent) -> None:
+    """A Bash call (PostToolUse, or PostToolUseFailure for a non-zero exit): error stubs, test outcomes,
+    git events. Reads nothing from the store unless the output shows one of them."""
+    command = event.tool_input.get("command") if isinstance(event.tool_input.get("command"), str) else ""
     if not command.strip():
         return
+    failed = event.name == "PostToolUseFailure"
     if failed:
-        if payload.get("is_interrupt"):
+        if event.is_interrupt:
             return
-        output = field(payload, "error")
+        output = event.error
     else:
-        response = payload.get("tool_response") if isinstance(payload.get("tool_response"), dict) else {}
+        response = event.tool_response
         if response.get("interrupted"):
             return
         output = "\n".join(v for v in (response.get("stdout"), response.get("stderr")) if isinstance(v, str))
+    sid, base = event.session_id, event.cwd
     test = test_command(command)
     events = git_events(command, output)  # confirmed by output, so also when a later step failed
     signature = error_signature(output, failed=failed, viewer=is_viewer(command), test_run=test is not None)
@@ -501,21 +503,3 @@ def _observe_bash(payload: dict, sid: str, base: str, failed: bool) -> None:
             _link_files(conn, proj, rec["id"], [f for f in files if "/" in f or "." in f], base)
     finally:
         conn.close()
-
-
-def on_post_tool_use(payload: dict) -> dict | None:
-    """PostToolUse / PostToolUseFailure hook: store what the tool call showed; print nothing."""
-    tool = field(payload, "tool_name")
-    if tool not in FILE_TOOLS and tool != "Bash":
-        return None
-    failed = field(payload, "hook_event_name") == "PostToolUseFailure"
-    sid = session_id(payload)
-    base = field(payload, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    if not os.path.isdir(base):
-        return None
-    if tool in FILE_TOOLS:
-        if not failed:
-            _observe_file(payload, tool, sid, base)
-    else:
-        _observe_bash(payload, sid, base, failed)
-    return None

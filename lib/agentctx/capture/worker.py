@@ -17,7 +17,7 @@ import time
 
 from agentctx import flight
 from agentctx.capture.extract import MIN_TOKENS, Result, run_once
-from agentctx.hookio import log
+from agentctx.logs import log
 
 IDLE_S = float(os.environ.get("AGENTCTX_EXTRACT_IDLE", 120))
 MAX_WAIT_S = 30 * 60  # a worker never waits longer than this for the debounce

@@ -28,7 +28,7 @@ import time
 
 from agentctx import config, flight
 from agentctx import project as project_mod
-from agentctx.hookio import log
+from agentctx.logs import log
 from agentctx.store import archive, db
 
 DEFAULT_SECONDS = 60.0

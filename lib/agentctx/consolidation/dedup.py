@@ -19,8 +19,8 @@ from __future__ import annotations
 import sqlite3
 
 from agentctx import clock, ids
-from agentctx.hookio import log
 from agentctx.injection import render
+from agentctx.logs import log
 from agentctx.store.db import transaction
 from agentctx.store.records import COLUMNS
 

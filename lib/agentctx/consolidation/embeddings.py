@@ -12,7 +12,7 @@ import os
 import time
 
 from agentctx import paths
-from agentctx.hookio import log
+from agentctx.logs import log
 
 DEFAULT_MODEL = "minishlab/potion-base-8M"
 BODY_CHARS = 1200  # a static model averages token vectors: the head of a long body carries its meaning

@@ -14,9 +14,8 @@ import os
 import sqlite3
 
 from agentctx import budgets, paths, project
-from agentctx.hookio import HOOK_BUSY_MS, cwd, session_id
 from agentctx.injection import render
-from agentctx.store import db, records, sessions
+from agentctx.store import db, records
 
 SECTION_TOKENS = {"profile": 220, "decisions": 560, "handover": 380, "developer": 200}  # + a one-line hint
 BODY_CHARS = {"profile": 160, "decisions": 220, "handover": 1400, "developer": 160}
@@ -162,58 +161,3 @@ def current(conn: sqlite3.Connection, proj: project.Project, *, refresh_cache: b
         except OSError:
             pass
     return fresh
-
-
-def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
-    """Read .agentctx/context.md back when it changed (a stat and one query when it did not)."""
-    from agentctx.sharing import teamsync
-
-    try:
-        done = teamsync.at_session_start(conn, proj)
-    except (OSError, ValueError, sqlite3.Error) as exc:  # a bad team file must not cost the digest
-        from agentctx.hookio import log
-
-        log("SessionStart", f"team import skipped: {type(exc).__name__}: {exc}")
-        return
-    if done:
-        from agentctx.hookio import log
-
-        log("SessionStart", f"team file {done}")
-
-
-def on_session_start(payload: dict) -> dict | None:
-    """SessionStart hook: inject the digest; show queued notices to the user."""
-    sid = session_id(payload)
-    source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
-    proj = project.detect(cwd(payload))
-    conn = db.connect(busy_ms=HOOK_BUSY_MS)
-    try:
-        _team_import(conn, proj)
-        dig = current(conn, proj)
-        if source == "compact":  # the session's anchor state first (see anchor.py); never cached
-            from agentctx.capture import anchor
-
-            try:
-                lead = anchor.blocks(conn, sid)
-            except (sqlite3.Error, ValueError) as exc:  # a bad anchor must not cost the digest
-                from agentctx.hookio import log
-
-                log("SessionStart", f"anchor skipped: {type(exc).__name__}: {exc}")
-                lead = []
-            dig = build(conn, proj, lead=lead) if lead else dig
-        try:
-            with db.transaction(conn):
-                project.register(conn, proj)
-                sessions.start(conn, sid, proj.id, proj.root, source)
-                sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)
-        except sqlite3.Error as exc:  # read-only or locked store: inject anyway
-            from agentctx.hookio import log
-
-            log("SessionStart", f"accounting skipped: {type(exc).__name__}: {exc}")
-    finally:
-        conn.close()
-    output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
-    notices = db.take_notices()
-    if notices:
-        output["systemMessage"] = budgets.clip(" ".join(notices), 1000)
-    return output

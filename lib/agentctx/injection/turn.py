@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import budgets, project
-from agentctx.hookio import HOOK_BUSY_MS, cwd, field, log, session_id
+from agentctx import budgets
 from agentctx.injection import render
 from agentctx.scoring import RELATIVE_FLOOR
-from agentctx.store import db, search, sessions
+from agentctx.store import search, sessions
 
 BODY_CHARS = 1200
 
@@ -30,26 +29,3 @@ def select(conn: sqlite3.Connection, project_id: str, sid: str, prompt: str) -> 
         return "", [], 0
     text = render.fence("prompt", kept)
     return text, [h.record["id"] for h in hits[: len(kept)]], budgets.estimate_tokens(text)
-
-
-def on_user_prompt(payload: dict) -> dict | None:
-    """UserPromptSubmit hook."""
-    prompt = field(payload, "prompt")
-    if search.is_trivial(prompt):
-        return None
-    sid = session_id(payload)
-    proj = project.detect(cwd(payload))
-    conn = db.connect(busy_ms=HOOK_BUSY_MS)
-    try:
-        text, ids, tokens = select(conn, proj.id, sid, prompt)
-        if not text:
-            return None
-        try:
-            with db.transaction(conn):
-                sessions.account(conn, sid, proj.id, "UserPromptSubmit", ids, tokens)
-        except sqlite3.Error as exc:
-            log("UserPromptSubmit", f"accounting skipped: {type(exc).__name__}: {exc}")
-    finally:
-        conn.close()
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-

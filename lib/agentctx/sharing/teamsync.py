@@ -462,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     folder = args[args.index("--project-dir") + 1] if "--project-dir" in args else os.getcwd()
     from agentctx import project
-    from agentctx.hookio import log
+    from agentctx.logs import log
     from agentctx.store import db
 
     try:

@@ -14,7 +14,7 @@ import os
 import sqlite3
 
 from agentctx import paths
-from agentctx.hookio import log
+from agentctx.logs import log
 
 
 def path() -> str:

@@ -465,11 +465,11 @@ def config_(llm, claude_login, show, as_json):
 @pass_ctx
 def extract_(c: Ctx, session_id, transcript, as_json):
     """Extract records from what a session added since the last run, now (what Stop starts)."""
-    from agentctx.capture import extract, stophook, worker
+    from agentctx.capture import extract, stop, worker
 
     workdir = c.project_dir or os.getcwd()
     if extract.mode()[1].startswith("the anthropic SDK"):  # this environment lacks it: the worker has it
-        argv = stophook.worker_command(session_id, transcript, workdir, final=True)
+        argv = stop.worker_command(session_id, transcript, workdir, final=True)
         if argv is None:
             raise click.ClickException("uv not found: cannot run the extraction worker")
         import subprocess

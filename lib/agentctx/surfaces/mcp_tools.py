@@ -80,7 +80,7 @@ class Service:
     """The state behind the tools: one connection, the project, warm caches. Thread-safe."""
 
     def __init__(self, project_dir: str | None = None):
-        self.project_dir = project_dir or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+        self.project_dir = project.working_dir(project_dir)
         self.from_env = bool(project_dir or os.environ.get("CLAUDE_PROJECT_DIR"))
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None

@@ -81,7 +81,7 @@ class Guard:
         self.activity.touch()
         why = refusal(scope, self.port, self.token)
         if why is not None:
-            from agentctx.hookio import log
+            from agentctx.logs import log
 
             log("ui", f"refused {scope.get('method')} {scope.get('path')}: {why}")
             body = json.dumps({"error": f"refused: {why}"}).encode()

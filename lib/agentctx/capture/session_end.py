@@ -5,20 +5,21 @@ from __future__ import annotations
 import os
 
 from agentctx import project
-from agentctx.hookio import HOOK_BUSY_MS, cwd, field, log, session_id
+from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import digest
+from agentctx.logs import log
 from agentctx.store import db, sessions
 
 # The consolidation pass (ADR-012) is lib/agentctx_consolidate.py run by uv (its PEP 723
 # dependencies bring model2vec, numpy, apsw and sqlite-vec), detached, like the extraction worker.
 
 
-def on_session_end(payload: dict) -> dict | None:
+def on_session_end(event: HookEvent) -> dict | None:
     """SessionEnd hook: close the session, drop its dedup state, refresh the digest cache,
     start consolidation in the background (when it exists)."""
-    sid = session_id(payload)
-    reason = field(payload, "reason") or None
-    proj = project.detect(cwd(payload))
+    sid = event.session_id
+    reason = event.reason or None
+    proj = project.detect(event.cwd)
     conn = db.connect(busy_ms=HOOK_BUSY_MS)
     try:
         with db.transaction(conn):
@@ -26,7 +27,7 @@ def on_session_end(payload: dict) -> dict | None:
         digest.current(conn, proj)
     finally:
         conn.close()
-    flush_extraction(sid, field(payload, "transcript_path"), cwd(payload))
+    flush_extraction(sid, event.transcript_path, event.cwd)
     start_consolidation(proj.id, sid, proj.root)
     return None
 
@@ -35,7 +36,7 @@ def flush_extraction(sid: str, transcript_path: str, workdir: str) -> None:
     """Extract the session's tail now (detached) instead of after the worker's idle wait."""
     if not transcript_path or not os.path.isfile(transcript_path):
         return
-    from agentctx.capture.stophook import start_worker
+    from agentctx.capture.stop import start_worker
 
     try:
         start_worker(sid, transcript_path, workdir, final=True)

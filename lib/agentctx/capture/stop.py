@@ -1,4 +1,4 @@
-"""The Stop hook: start the extraction worker detached and return at once. Prints nothing.
+"""Stop: start the extraction worker detached and return at once. Prints nothing.
 
 Stop fires at the end of every assistant response. When a worker for the session is already
 running, it is only told that more arrived (``flight`` pending flag), so at most one worker per
@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 
 from agentctx import flight
-from agentctx.hookio import cwd, field, log, session_id
+from agentctx.hookio import HookEvent
+from agentctx.logs import log
 from agentctx.spawn import uv_script
 
 
@@ -38,10 +39,10 @@ def start_worker(sid: str, transcript_path: str, workdir: str, *, final: bool = 
     return detached(argv, cwd=workdir)
 
 
-def on_stop(payload: dict) -> None:
+def on_stop(event: HookEvent) -> None:
     """Stop hook handler: never a decision, never additionalContext, never exit 2."""
-    path = field(payload, "transcript_path")
+    path = event.transcript_path
     if not path or not os.path.isfile(path):
         return None
-    start_worker(session_id(payload), path, cwd(payload))
+    start_worker(event.session_id, path, event.cwd)
     return None

@@ -1,0 +1,22 @@
+"""PreCompact: write the session's anchor state (``capture.anchor``), merged into the previous one, and
+its Markdown backup, before Claude Code compacts the conversation. Never blocks compaction; prints nothing."""
+
+from __future__ import annotations
+
+from agentctx import project
+from agentctx.capture import anchor
+from agentctx.hookio import HookEvent
+from agentctx.store import db
+
+
+def on_pre_compact(event: HookEvent) -> dict | None:
+    """PreCompact hook: write the merged anchor and its backup. Never blocks, never prints."""
+    proj = project.detect(event.cwd)
+    conn = db.connect(busy_ms=anchor.BUSY_MS)
+    try:
+        fresh = anchor.derive(conn, proj.id, event.session_id, event.transcript_path, event.custom_instructions)
+        state = anchor.update(conn, proj.id, event.session_id, fresh)
+    finally:
+        conn.close()
+    anchor.write_backup(state)
+    return None

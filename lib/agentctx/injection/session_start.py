@@ -1,0 +1,58 @@
+"""SessionStart: inject the digest (``injection.digest``), import a changed team file, register the
+session and account what was injected; queued notices go to the user in one line."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from agentctx import budgets, project
+from agentctx.hookio import HOOK_BUSY_MS, HookEvent
+from agentctx.injection import digest
+from agentctx.logs import log
+from agentctx.store import db, sessions
+
+
+def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
+    """Read .agentctx/context.md back when it changed (a stat and one query when it did not)."""
+    from agentctx.sharing import teamsync
+
+    try:
+        done = teamsync.at_session_start(conn, proj)
+    except (OSError, ValueError, sqlite3.Error) as exc:  # a bad team file must not cost the digest
+        log("SessionStart", f"team import skipped: {type(exc).__name__}: {exc}")
+        return
+    if done:
+        log("SessionStart", f"team file {done}")
+
+
+def on_session_start(event: HookEvent) -> dict | None:
+    """SessionStart hook: inject the digest; show queued notices to the user."""
+    sid, source = event.session_id, event.source
+    proj = project.detect(event.cwd)
+    conn = db.connect(busy_ms=HOOK_BUSY_MS)
+    try:
+        _team_import(conn, proj)
+        dig = digest.current(conn, proj)
+        if source == "compact":  # the session's anchor state first (see capture/anchor.py); never cached
+            from agentctx.capture import anchor
+
+            try:
+                lead = anchor.blocks(conn, sid)
+            except (sqlite3.Error, ValueError) as exc:  # a bad anchor must not cost the digest
+                log("SessionStart", f"anchor skipped: {type(exc).__name__}: {exc}")
+                lead = []
+            dig = digest.build(conn, proj, lead=lead) if lead else dig
+        try:
+            with db.transaction(conn):
+                project.register(conn, proj)
+                sessions.start(conn, sid, proj.id, proj.root, source)
+                sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)
+        except sqlite3.Error as exc:  # read-only or locked store: inject anyway
+            log("SessionStart", f"accounting skipped: {type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+    output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
+    notices = db.take_notices()
+    if notices:
+        output["systemMessage"] = budgets.clip(" ".join(notices), 1000)
+    return output

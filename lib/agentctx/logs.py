@@ -1,0 +1,29 @@
+"""The log file: one line per event, never an exception. Stdlib only (hooks and workers write it)."""
+
+from __future__ import annotations
+
+import os
+
+from agentctx import clock, paths
+
+LOG_MAX_BYTES = 1024 * 1024
+
+
+def log_path() -> str:
+    return paths.sub("logs", "agentctx.log")
+
+
+def log(event: str, message: str) -> None:
+    """Append one line to the log (rotated at 1 MB); falls back to the temp dir."""
+    line = f"{clock.now()} {event} {' '.join(str(message).split())[:2000]}\n"
+    fallback = os.path.join(os.environ.get("TMPDIR") or ("C:\\Temp" if os.name == "nt" else "/tmp"), "agentctx-hooks.log")
+    for target in (log_path(), fallback):
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if os.path.exists(target) and os.path.getsize(target) > LOG_MAX_BYTES:
+                os.replace(target, target + ".1")
+            with open(target, "a", encoding="utf-8") as fh:
+                fh.write(line)
+            return
+        except OSError:
+            continue
