@@ -1,7 +1,7 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=3.38"]  # imported only to migrate an outdated store
+# dependencies = ["sqlite-utils>=4.0"]  # imported only to migrate an outdated store
 # ///
 """PreCompact hook: see lib/agentctx/capture/pre_compact.py. Never blocks compaction: prints nothing, exits 0."""
 

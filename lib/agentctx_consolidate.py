@@ -1,7 +1,7 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=3.38", "anthropic>=0.69", "model2vec>=0.6", "numpy>=1.26", "apsw>=3.46",
+# dependencies = ["sqlite-utils>=4.0", "anthropic>=0.69", "model2vec>=0.6", "numpy>=1.26", "apsw>=3.46",
 #                 "sqlite-vec>=0.1.6"]
 # ///
 """The consolidation pass SessionEnd starts detached (and ``agentctx consolidate`` runs): see

@@ -1,7 +1,7 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=3.38", "starlette>=0.40", "uvicorn>=0.30"]
+# dependencies = ["sqlite-utils>=4.0", "starlette>=0.40", "uvicorn>=0.30"]
 # ///
 """The dashboard server ``agentctx ui`` runs through uv: see lib/agentctx/surfaces/ui/app.py.
 

@@ -1,16 +1,35 @@
-"""Shared fixtures: an isolated data directory, a store, and a fake git project."""
+"""Shared fixtures: an isolated data directory, a store, a fake git project, and the uv script
+environments every hook, MCP and dashboard process needs (prepared once per session)."""
 
 from __future__ import annotations
 
+import os
+import warnings
 from pathlib import Path
 
 import pytest
 
 from agentctx import project
 from agentctx.store import db
+from tests.support import scriptenvs
 
 # The dashboard tests' `store` and `server` fixtures (modules that define their own keep theirs).
 pytest_plugins = ["tests.support.ui_server"]
+
+# Which plugin folders have their script environments prepared is machine state (agentctx.prepare): the
+# suite keeps its own, never the developer's, and every process it starts inherits this.
+os.environ["AGENTCTX_CACHE_DIR"] = str(scriptenvs.STATE_DIR)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def script_envs() -> dict:
+    """``uv sync --script`` for every entry script of the checkout (fast when uv's cache is warm; downloads
+    what is missing, online where the machine is), as the first SessionStart after an install does."""
+    outcome = scriptenvs.prepare(ROOT)
+    if outcome["failed"]:
+        warnings.warn(f"script environments not prepared: {outcome['failed']}", stacklevel=1)
+    return outcome
 
 
 @pytest.fixture
@@ -70,7 +89,11 @@ def bundle() -> Path:
     """The plugin as a fresh clone has it, at a stable path (see tests/support/bundle.py)."""
     from tests.support.bundle import stable_bundle
 
-    return stable_bundle()
+    root = stable_bundle()
+    outcome = scriptenvs.prepare(root)  # uv keys script environments by path: the copy needs its own
+    if outcome["failed"]:
+        warnings.warn(f"script environments of {root} not prepared: {outcome['failed']}", stacklevel=1)
+    return root
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def store_state() -> list:
     conn = sqlite3.connect(paths.db_path())
     try:
         out = []
-        for table in ("records", "edges", "sessions", "injections", "meta", "_migrations"):
+        for table in ("records", "edges", "sessions", "injections", "meta", "_sqlite_migrations"):
             out.append((table, sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {table}"))))
         return out
     finally:

@@ -13,8 +13,8 @@ from agentctx.consolidation import consolidate
 from agentctx.injection import digest
 from agentctx.store import archive, db, records, vectors
 from agentctx.surfaces.cli import cli
-
-MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "m2v-minilm-l6-256"
+from tests.support.models import TEST_MODEL as MODEL
+from tests.support.models import TEST_MODEL_DIM, TEST_MODEL_TAG
 
 
 @pytest.fixture
@@ -39,9 +39,9 @@ def test_pending_records_are_embedded_once_and_again_after_an_edit(home, conn, p
     report = consolidate.run(proj)
     assert report["status"] == "ok", report
     step = report["steps"]["embeddings"]
-    assert step["embedded"] == 2 and step["model"] == "m2v-minilm-l6-256|256" and step["backend"] == "vec0"
+    assert step["embedded"] == 2 and step["model"] == TEST_MODEL_TAG and step["backend"] == "vec0"
     rows = conn.execute("SELECT pending_embedding, embedded_model FROM records").fetchall()
-    assert [tuple(r) for r in rows] == [(0, "m2v-minilm-l6-256|256")] * 2
+    assert [tuple(r) for r in rows] == [(0, TEST_MODEL_TAG)] * 2
     assert consolidate.run(proj)["steps"]["embeddings"]["embedded"] == 0
     records.edit(conn, a["id"], body="Version 16, with pgvector")
     assert consolidate.run(proj)["steps"]["embeddings"]["embedded"] == 1
@@ -79,9 +79,9 @@ def test_a_model_change_re_embeds_everything(home, conn, proj, model):
     conn.execute("UPDATE records SET embedded_model = 'another-model|64'")
     report = consolidate.run(proj)
     assert report["steps"]["embeddings"]["embedded"] == 2
-    assert "vector store holds another-model|64 vectors, the model is now m2v-minilm-l6-256|256" in log_text(home)
+    assert f"vector store holds another-model|64 vectors, the model is now {TEST_MODEL_TAG}" in log_text(home)
     store = vectors.Store()
-    assert store.tag() == "m2v-minilm-l6-256|256" and store.dim() == 256 and store.count() == 2
+    assert store.tag() == TEST_MODEL_TAG and store.dim() == TEST_MODEL_DIM and store.count() == 2
     store.close()
 
 

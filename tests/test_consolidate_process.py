@@ -17,10 +17,11 @@ from agentctx.consolidation import consolidate
 from agentctx.store import db, records, vectors
 from agentctx.surfaces import mcp_tools
 from tests.support.hooks import hook_env, run_hook
+from tests.support.models import TEST_MODEL, TEST_MODEL_TAG
 from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = ROOT.parent / "shared" / "models" / "m2v-minilm-l6-256"
+MODEL = TEST_MODEL
 
 
 
@@ -81,7 +82,7 @@ def test_session_end_starts_the_pass_through_uv(home, conn, proj, repo):
     line = wait_for(lambda: next((x for x in (log.read_text().splitlines() if log.exists() else [])
                                   if " consolidate " in x and " in " in x and "s:" in x), None), "the pass's log line")
     assert " consolidate ok in " in line and "embedded:1" in line
-    assert conn.execute("SELECT embedded_model FROM records").fetchone()[0] == "m2v-minilm-l6-256|256"
+    assert conn.execute("SELECT embedded_model FROM records").fetchone()[0] == TEST_MODEL_TAG
 
 
 def test_ctx_search_fuses_vectors_once_they_exist(home, conn, proj, repo, monkeypatch):

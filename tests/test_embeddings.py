@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from agentctx.consolidation import embeddings
+from tests.support.models import TEST_MODEL as MODEL
+from tests.support.models import TEST_MODEL_DIM, TEST_MODEL_TAG
 
-MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "m2v-minilm-l6-256"
 
-
-def test_the_test_model_is_where_ci_has_it():
-    assert (MODEL / "model.safetensors").is_file(), f"expected the shared test model at {MODEL}"
+def test_the_test_model_ships_with_the_repository():
+    assert (MODEL / "model.safetensors").is_file(), f"expected the test model at {MODEL} (scripts/make_test_model.py)"
+    assert sum(f.stat().st_size for f in MODEL.iterdir()) < 1_100_000  # small enough to check in
 
 
 def test_a_local_model_folder_loads_and_gives_unit_vectors(home, monkeypatch):
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(MODEL))
     emb = embeddings.load()
-    assert emb.tag == "m2v-minilm-l6-256|256" and emb.dim == 256
+    assert emb.tag == TEST_MODEL_TAG and emb.dim == TEST_MODEL_DIM
     vecs = emb.encode(["Use PostgreSQL for the main database", "Postgres is the primary datastore", "bake bread"])
     assert vecs.dtype == np.float32 and np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
@@ -62,7 +61,7 @@ def test_a_downloaded_model_is_found_offline(home, monkeypatch):
     for f in MODEL.iterdir():
         (snap / f.name).write_bytes(f.read_bytes())
     emb = embeddings.load("acme/tiny", download=False)
-    assert emb.tag == "acme/tiny|256"
+    assert emb.tag == f"acme/tiny|{TEST_MODEL_DIM}"
 
 
 def test_records_are_embedded_with_type_date_and_project():

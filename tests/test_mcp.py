@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import ListRootsResult, Root
 
 from agentctx import budgets, project
-from agentctx.scoring import TYPES
+from agentctx.kinds import TYPES
 from agentctx.store import db, graph, migrations, records
 from tests.conftest import make_repo
 

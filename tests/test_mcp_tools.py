@@ -15,7 +15,6 @@ from agentctx.surfaces.mcp_tools import (
     SEARCH_TOKENS,
     Service,
     ToolInputError,
-    clip_tokens,
     index_line,
 )
 
@@ -47,6 +46,8 @@ def test_index_line_stays_within_its_budget(title, body):
 
 
 def test_clip_tokens():
+    from agentctx.budgets import clip_tokens
+
     assert clip_tokens("short", 10) == "short"
     clipped = clip_tokens("日本語のテキスト" * 10, 5)
     assert budgets.estimate_tokens(clipped) <= 5 and clipped.endswith("…")

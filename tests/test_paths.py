@@ -181,3 +181,30 @@ def test_empty_agentctx_home_is_ignored(clean_env: Path, monkeypatch: pytest.Mon
     _platform(monkeypatch, "linux")
     monkeypatch.setenv("AGENTCTX_HOME", "")
     assert paths.data_dir() == str(clean_env / ".local" / "share" / "agentctx")
+
+
+# ---------------------------------------------------------------- cache_dir (machine state, e.g. prepared script environments)
+
+
+@pytest.mark.parametrize("xdg", [None, "relative/cache", "ABSOLUTE"])
+def test_cache_dir_matches_platformdirs_on_linux_and_macos(
+    clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, xdg: str | None
+) -> None:
+    monkeypatch.delenv("AGENTCTX_CACHE_DIR", raising=False)
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache") if xdg == "ABSOLUTE" else xdg)
+    for name, cls in (("linux", Unix), ("darwin", MacOS)):
+        _platform(monkeypatch, name)
+        assert paths.cache_dir() == cls(appname="agentctx", appauthor=False).user_cache_dir
+
+
+def test_cache_dir_on_windows_and_its_override(clean_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCTX_CACHE_DIR", raising=False)
+    _platform(monkeypatch, "win32")
+    monkeypatch.setenv("LOCALAPPDATA", "/fake/Users/dev/AppData/Local")
+    monkeypatch.setattr(platformdirs.windows, "get_win_folder", lambda name: os.environ["LOCALAPPDATA"])
+    assert paths.cache_dir() == platformdirs.windows.Windows(appname="agentctx", appauthor=False).user_cache_dir
+    monkeypatch.setenv("AGENTCTX_CACHE_DIR", str(tmp_path / "c"))
+    assert paths.cache_dir() == str(tmp_path / "c")

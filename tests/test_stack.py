@@ -156,7 +156,7 @@ def test_large_files_are_not_read(tmp_path):
 
 
 def test_toml_reader_without_tomllib(tmp_path, monkeypatch):
-    """Python 3.10 has no tomllib: the small reader must give the same profile."""
+    """Python 3.10 has no tomllib: its backport tomli (a dependency there) must give the same profile."""
     write(tmp_path, {"pyproject.toml": PYPROJECT, "uv.lock": "", "Cargo.toml": '[package]\nname = "x"\n'
                      'edition = "2021"\n[[bin]]\nname = "tool"\npath = "src/tool.rs"\n'})
     expected = facts(tmp_path)

@@ -44,17 +44,17 @@ def test_migrations_applied_in_order_and_recorded(conn: sqlite3.Connection) -> N
     assert names, "at least one migration is registered"
     assert names == sorted(names), "migration names sort in application order"
     assert migrations.LATEST == len(names)
-    rows = conn.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid").fetchall()
-    assert [r["name"] for r in rows] == names
+    rows = conn.execute("SELECT migration_set, name, applied_at FROM _sqlite_migrations ORDER BY id").fetchall()
+    assert [r["name"] for r in rows] == names and {r["migration_set"] for r in rows} == {migrations.SET_NAME}
     for r in rows:
-        assert len(r["applied_at"]) == 27 and r["applied_at"].endswith("Z")
+        assert r["applied_at"].startswith(("2025", "2026", "2027", "2028", "2029", "203"))
     assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.LATEST
 
 
 def test_schema_has_the_data_model_tables(conn: sqlite3.Connection) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
     for name in ("records", "records_fts", "nodes", "edges", "record_entities", "sessions", "injections", "meta",
-                 "projects", "_migrations"):
+                 "projects", "_sqlite_migrations"):
         assert name in tables, name
     cols = {r["name"] for r in conn.execute("PRAGMA table_info(records)")}
     for col in ("id", "project_id", "type", "title", "body", "scope", "pinned", "confidence", "reinforce_count",
@@ -83,7 +83,7 @@ def test_store_lives_in_agentctx_home(home: Path, conn: sqlite3.Connection) -> N
 
 def test_reconnect_is_a_no_op(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = db.connect()
-    before = [tuple(r) for r in first.execute("SELECT name, applied_at FROM _migrations")]
+    before = [tuple(r) for r in first.execute("SELECT name, applied_at FROM _sqlite_migrations")]
     gen = _gen(first)
     first.close()
 
@@ -93,7 +93,7 @@ def test_reconnect_is_a_no_op(home: Path, monkeypatch: pytest.MonkeyPatch) -> No
     again = db.connect()
     try:
         assert calls == [], "a current store must not run migrations again"
-        assert [tuple(r) for r in again.execute("SELECT name, applied_at FROM _migrations")] == before
+        assert [tuple(r) for r in again.execute("SELECT name, applied_at FROM _sqlite_migrations")] == before
         assert _gen(again) == gen
         assert migrations.apply(again) == []  # and applying explicitly finds nothing to do
     finally:
@@ -144,7 +144,7 @@ def test_failed_migration_leaves_the_store_as_it_was(tmp_path: Path, monkeypatch
     try:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 0
         names = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
-        assert "half_done" not in names and "records" not in names and "_migrations" not in names
+        assert "half_done" not in names and "records" not in names and "_sqlite_migrations" not in names
     finally:
         raw.close()
 
@@ -188,7 +188,7 @@ def test_concurrent_first_connects_in_processes(tmp_path: Path) -> None:
     assert applied == names, "every migration ran exactly once across all processes"
     conn = db.connect(str(path))
     try:
-        assert [r[0] for r in conn.execute("SELECT name FROM _migrations")] == names
+        assert [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")] == names
         assert conn.execute("PRAGMA user_version").fetchone()[0] == migrations.LATEST
         assert conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
     finally:
@@ -777,3 +777,24 @@ def test_counts(conn: sqlite3.Connection, proj: project.Project) -> None:
     assert records.counts(conn, proj.id) == {"decision": {"active": 1, "superseded": 1, "archived": 0},
                                              "bugfix": {"active": 1, "superseded": 0, "archived": 0}}
     assert records.counts(conn)["bugfix"] == {"active": 2, "superseded": 0, "archived": 0}
+
+
+def test_a_store_that_logged_migrations_in_the_old_table_adopts_them(tmp_path: Path) -> None:
+    """Stores made before sqlite-utils' Migrations kept their log in ``_migrations``: nothing runs twice."""
+    path = str(tmp_path / "old.db")
+    conn = db.connect(path)
+    first = migrations.MIGRATIONS[0].__name__
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    conn.executemany("INSERT INTO _migrations VALUES (?, '2026-01-01T00:00:00.000000Z')",
+                     [(fn.__name__,) for fn in migrations.MIGRATIONS])
+    conn.execute("DELETE FROM _sqlite_migrations")
+    conn.execute(f"PRAGMA user_version = {migrations.LATEST - 1}")
+    conn.close()
+    again = db.connect(path)  # would fail ("table records already exists") if any migration ran again
+    try:
+        rows = again.execute("SELECT name, applied_at FROM _sqlite_migrations ORDER BY id").fetchall()
+        assert [r[0] for r in rows] == [fn.__name__ for fn in migrations.MIGRATIONS]
+        assert rows[0][0] == first and rows[0][1] == "2026-01-01T00:00:00.000000Z"
+        assert not again.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone()
+    finally:
+        again.close()

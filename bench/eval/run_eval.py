@@ -1,112 +1,388 @@
-"""Retrieval quality on the scripted history (history.py): FTS5 alone vs hybrid (RRF of FTS5 + vectors).
+"""Retrieval quality of both retrieval paths, on LoCoMo dev (../shared/eval) and on the coding set.
 
-Builds the store in a temporary data dir through the real record API (supersession included),
-runs one consolidation pass (embeddings), then asks every question both ways and reports
-recall@3, MRR (over the top 10) and the stale-hit rate (a superseded record in the top 3).
+Paths measured, each on a store built through the real record API in a temporary data dir:
 
-    AGENTCTX_EMBED_MODEL=../shared/models/m2v-minilm-l6-256 uv run python bench/eval/run_eval.py
+* **hot**: what UserPromptSubmit searches with: ``search.search`` with the hook's arguments
+  (relative floor), read to depth 10 for recall@3/5/10; no model.
+* **injected**: what the hook actually injects (``turn.select``, a fresh session per prompt):
+  recall at the injected budget, records and tokens per prompt, the share of injected records
+  that answer the prompt, how often nothing is injected.
+* **hybrid**: what ``ctx_search`` ranks with after a consolidation pass with the model
+  (``AGENTCTX_EMBED_MODEL``, default ``../shared/models/m2v-minilm-l6-256``).
+* **bm25** (LoCoMo only): plain Okapi BM25 (bm25.py), no product code: the floor.
 
-Writes bench/results/eval.json and eval.md.
+LoCoMo follows ../shared/eval/README.md (760 questions of categories 1–4, recall_any@k) and is
+measured twice: with the clock today and with the clock at the day after each conversation's last
+session. The coding set (coding_set.json) is measured at its own "now". Per-query latency is the
+in-process time of each call (median and p95).
+
+    uv run python bench/eval/run_eval.py                 # both sets; writes bench/results/eval.{json,md}
+    uv run python bench/eval/run_eval.py --only coding   # the coding set alone (no ../shared needed)
+    uv run python bench/eval/run_eval.py --no-hybrid     # no consolidation pass, no model
+
+Where ../shared is absent, the LoCoMo part and the hybrid path are skipped with a message.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import os
-import subprocess
+import statistics
 import sys
 import tempfile
+import time
+from datetime import timedelta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "lib"))
 sys.path.insert(0, HERE)
 
+import bm25  # noqa: E402
+import coding  # noqa: E402
+import locomo  # noqa: E402
 
-def build(home: str):
-    os.environ["AGENTCTX_HOME"] = home
-    os.environ["AGENTCTX_LLM"] = "0"
-    from history import EVENTS
-
-    from agentctx import project
-    from agentctx.store import db, records
-
-    repo = os.path.join(home, "tidepool")
-    os.makedirs(repo)
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    subprocess.run(["git", "-C", repo, "remote", "add", "origin", "git@example.com:acme/tidepool.git"], check=True)
-    proj = project.detect(repo)
-    conn = db.connect()
-    project.register(conn, proj)
-    ids: dict[str, str] = {}
-    for name, day, rtype, title, body, supersedes in EVENTS:
-        os.environ["AGENTCTX_NOW"] = f"{day}T12:00:00Z"
-        if supersedes:
-            rec = records.supersede(conn, proj.id, ids[supersedes], body=body, title=title, valid_from=day)
-        else:
-            rec = records.add(conn, proj.id, type=rtype, title=title, body=body, valid_from=day, confidence="explicit")
-        ids[name] = rec["id"]
-    os.environ["AGENTCTX_NOW"] = "2026-06-02T09:00:00Z"
-    return conn, proj, ids
+MODEL = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "m2v-minilm-l6-256"))
+KS = (3, 5, 10)
+DEPTH = max(KS)
+COMMAND = "uv run python bench/eval/run_eval.py"
 
 
-def evaluate(conn, proj, ids, *, store=None, embedder=None) -> dict:
-    from history import QUESTIONS
-
-    from agentctx.consolidation import hybrid
-
-    superseded = {r[0] for r in conn.execute("SELECT id FROM records WHERE superseded_at IS NOT NULL")}
-    recall = mrr = stale = 0.0
-    rows = []
-    for question, names in QUESTIONS:
-        want = {ids[n] for n in names}
-        got = [r["id"] for r in hybrid.search_records(conn, proj.id, question, store=store, embedder=embedder, limit=10)]
-        top3 = got[:3]
-        recall += len(want & set(top3)) / len(want)
-        rank = next((i + 1 for i, rid in enumerate(got) if rid in want), None)
-        mrr += 1.0 / rank if rank else 0.0
-        stale_hit = bool(superseded & set(top3))
-        stale += stale_hit
-        rows.append({"question": question, "rank": rank, "stale_hit": stale_hit})
-    n = len(QUESTIONS)
-    return {"recall_at_3": round(recall / n, 3), "mrr": round(mrr / n, 3), "stale_hit_rate": round(stale / n, 3),
-            "questions": rows}
+# ---------------------------------------------------------------------------------------------
+# The paths
+# ---------------------------------------------------------------------------------------------
 
 
-def main() -> int:
-    with tempfile.TemporaryDirectory() as home:
-        conn, proj, ids = build(home)
-        from agentctx.consolidation import consolidate, embeddings
-        from agentctx.store import vectors
+class Paths:
+    """The retrieval paths over one open store; ``vec`` is (vector store, embedder) or None."""
 
-        report = consolidate.run(proj, seconds=300)
-        fts = evaluate(conn, proj, ids)
+    def __init__(self, conn, vec=None):
+        self.conn, self.vec = conn, vec
+        self.session = 0
+
+    def hot(self, pid: str, prompt: str) -> list[str]:
+        from agentctx.scoring import RELATIVE_FLOOR
+        from agentctx.store import search
+
+        return [h.record["id"] for h in search.search(self.conn, pid, prompt, limit=DEPTH,
+                                                       relative_floor=RELATIVE_FLOOR)]
+
+    def injected(self, pid: str, prompt: str) -> tuple[list[str], int]:
+        from agentctx.injection import turn
+
+        self.session += 1
+        _, ids, tokens = turn.select(self.conn, pid, f"eval-session-{self.session}", prompt)
+        return ids, tokens
+
+    def hybrid(self, pid: str, prompt: str) -> list[str]:
+        from agentctx.consolidation import hybrid
+
+        store, emb = self.vec
+        return [r["id"] for r in hybrid.search_records(self.conn, pid, prompt, store=store, embedder=emb,
+                                                       limit=DEPTH)]
+
+
+def timed(fn, *args):
+    t0 = time.perf_counter()
+    out = fn(*args)
+    return out, (time.perf_counter() - t0) * 1000.0
+
+
+def latency(samples: list[float]) -> dict:
+    ordered = sorted(samples)
+    return {"p50_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2)}
+
+
+class Tally:
+    """recall_any@k overall and per group, plus latencies."""
+
+    def __init__(self):
+        self.hits: dict[tuple[str, int], list[int]] = {}
+        self.ms: list[float] = []
+
+    def add(self, group: str, got: list[str], want: set[str], ms: float) -> int | None:
+        self.ms.append(ms)
+        rank = next((i + 1 for i, g in enumerate(got) if g in want), None)
+        for g in ("all", group):
+            for k in KS:
+                self.hits.setdefault((g, k), []).append(int(rank is not None and rank <= k))
+        return rank
+
+    def report(self) -> dict:
+        groups = sorted({g for g, _ in self.hits}, key=lambda g: (g != "all", g))
+        out = {g: {f"@{k}": round(statistics.fmean(self.hits[(g, k)]), 3) for k in KS} for g in groups}
+        for g in groups:
+            out[g]["n"] = len(self.hits[(g, KS[0])])
+        return {"recall": out, "latency": latency(self.ms)}
+
+
+class Injections:
+    """What the hook injects: recall at the budget, precision, records and tokens, silence."""
+
+    def __init__(self):
+        self.rows: list[dict] = []
+
+    def add(self, kind: str, ids: list[str], tokens: int, want: set[str], stale: set[str], ms: float) -> None:
+        self.rows.append({"kind": kind, "n": len(ids), "tokens": tokens, "ms": ms,
+                          "relevant": len(want & set(ids)), "hit": bool(want & set(ids)),
+                          "stale": len(stale & set(ids))})
+
+    def report(self) -> dict:
+        answerable = [r for r in self.rows if r["kind"] not in coding.UNRELATED]
+        unrelated = [r for r in self.rows if r["kind"] in coding.UNRELATED]
+        out: dict = {"latency": latency([r["ms"] for r in self.rows])}
+        if answerable:
+            shown = sum(r["n"] for r in answerable)
+            out.update(
+                answerable=len(answerable),
+                recall_at_budget=round(statistics.fmean(r["hit"] for r in answerable), 3),
+                precision=round(sum(r["relevant"] for r in answerable) / shown, 3) if shown else None,
+                records_per_prompt=round(statistics.fmean(r["n"] for r in answerable), 2),
+                tokens_per_prompt=round(statistics.fmean(r["tokens"] for r in answerable), 1),
+                answered_but_empty=round(statistics.fmean(r["n"] == 0 for r in answerable), 3),
+                max_records=max(r["n"] for r in answerable),
+                max_tokens=max(r["tokens"] for r in answerable),
+            )
+        if unrelated:
+            out["unrelated"] = {k: {"n": len(rs), "silent": round(statistics.fmean(r["n"] == 0 for r in rs), 3),
+                                    "tokens_per_prompt": round(statistics.fmean(r["tokens"] for r in rs), 1)}
+                                for k in coding.UNRELATED if (rs := [r for r in unrelated if r["kind"] == k])}
+            out["unrelated"]["all"] = {"n": len(unrelated),
+                                       "silent": round(statistics.fmean(r["n"] == 0 for r in unrelated), 3),
+                                       "tokens_per_prompt": round(statistics.fmean(r["tokens"] for r in unrelated), 1)}
+        out["stale_injected"] = sum(r["stale"] for r in self.rows)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Data sets
+# ---------------------------------------------------------------------------------------------
+
+
+def open_vectors():
+    """(vector store, embedder) for the configured model, or None with a message."""
+    from agentctx.consolidation import embeddings
+    from agentctx.store import vectors
+
+    try:
         emb = embeddings.load(download=False)
-        store = vectors.Store()
-        hyb = evaluate(conn, proj, ids, store=store, embedder=emb)
-        store.close()
-        conn.close()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    out = {"model": emb.tag, "pass": report["status"], "questions": len(fts["questions"]),
-           "fts5": fts, "hybrid": hyb, "load_average_1m": load,
-           "command": "AGENTCTX_EMBED_MODEL=../shared/models/m2v-minilm-l6-256 uv run python bench/eval/run_eval.py"}
-    results = os.path.join(ROOT, "bench", "results")
-    with open(os.path.join(results, "eval.json"), "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=2)
-    md = [
-        "# Retrieval evaluation (bench/eval)", "",
-        f"Command: `{out['command']}`  ", f"Model: `{emb.tag}`; {out['questions']} questions over "
-        "29 records of a scripted 7-session history (5 decisions superseded along the way).", "",
-        "| ranking | recall@3 | MRR | stale-hit rate |", "|---|---:|---:|---:|",
-        f"| FTS5 only (hot path) | {fts['recall_at_3']:.3f} | {fts['mrr']:.3f} | {fts['stale_hit_rate']:.3f} |",
-        f"| hybrid (RRF FTS5 + vectors) | {hyb['recall_at_3']:.3f} | {hyb['mrr']:.3f} | {hyb['stale_hit_rate']:.3f} |",
-        "", "| question | FTS5 rank | hybrid rank |", "|---|---:|---:|",
-    ]
-    for a, b in zip(fts["questions"], hyb["questions"], strict=True):
-        md.append(f"| {a['question']} | {a['rank'] or '–'} | {b['rank'] or '–'} |")
-    with open(os.path.join(results, "eval.md"), "w", encoding="utf-8") as fh:
-        fh.write("\n".join(md) + "\n")
-    print("\n".join(md[:9]))
+    except embeddings.EmbeddingError as exc:
+        print(f"hybrid skipped: {exc}", file=sys.stderr)
+        return None
+    return vectors.Store(), emb
+
+
+def consolidate(projects) -> None:
+    from agentctx.consolidation import consolidate as pass_
+
+    for proj in projects:
+        report = pass_.run(proj, seconds=3600)
+        if report["status"] != "ok":
+            raise SystemExit(f"consolidation of {proj.id} ended {report['status']}: {report.get('notes')}")
+
+
+def set_clock(stamp: str | None) -> None:
+    if stamp:
+        os.environ["AGENTCTX_NOW"] = stamp
+    else:
+        os.environ.pop("AGENTCTX_NOW", None)
+
+
+def run_locomo(conn, hybrid: bool) -> dict:
+    from agentctx import clock
+
+    convs = locomo.load()
+    built = []
+    for conv in convs:
+        pid, ids = locomo.build(conn, conv)
+        built.append((conv, pid, ids, locomo.questions(conv, set(ids))))
+    vec = None
+    if hybrid:
+        consolidate([locomo.project_of(c) for c in convs])
+        vec = open_vectors()
+    paths = Paths(conn, vec)
+    out: dict = {"questions": sum(len(q) for *_, q in built), "records": sum(len(i) for _, _, i, _ in built)}
+    floor = Tally()
+    for conv, _pid, _ids, qs in built:
+        index = bm25.Index([(t["dia_id"], t["body"]) for t in locomo.turns(conv)])
+        for q in qs:
+            got, ms = timed(index.search, q["question"], DEPTH)
+            floor.add(locomo.CATEGORIES[q["category"]], got, q["evidence"], ms)
+    out["bm25"] = floor.report()
+    for when in ("today", "day_after"):
+        tallies = {"hot": Tally(), **({"hybrid": Tally()} if vec else {})}
+        inj = Injections()
+        for conv, pid, ids, qs in built:
+            day_after = (locomo.last_date(conv) + timedelta(days=1)).replace(hour=12, minute=0, second=0)
+            set_clock(clock.to_iso(day_after) if when == "day_after" else None)
+            back = {rid: dia for dia, rid in ids.items()}
+            for q in qs:
+                cat = locomo.CATEGORIES[q["category"]]
+                for name, tally in tallies.items():
+                    got, ms = timed(getattr(paths, name), pid, q["question"])
+                    tally.add(cat, [back.get(r) for r in got], q["evidence"], ms)
+                (rids, tokens), ms = timed(paths.injected, pid, q["question"])
+                inj.add(cat, [back.get(r) for r in rids], tokens, q["evidence"], set(), ms)
+        set_clock(None)
+        out[when] = {name: t.report() for name, t in tallies.items()}
+        out[when]["injected"] = inj.report()
+    return out
+
+
+def run_coding(conn, hybrid: bool) -> dict:
+    data = coding.load()
+    saved = os.environ.get("AGENTCTX_NOW")
+    built = coding.build(conn, data)
+    if hybrid:
+        set_clock(data["now"])
+        consolidate([coding.project_of(p["name"], p["remote"]) for p in data["projects"]])
+    vec = open_vectors() if hybrid else None
+    paths = Paths(conn, vec)
+    set_clock(data["now"])
+    superseded = {r[0] for r in conn.execute("SELECT id FROM records WHERE superseded_at IS NOT NULL")}
+    tallies = {"hot": Tally(), **({"hybrid": Tally()} if vec else {})}
+    stale = {name: 0 for name in tallies}
+    inj = Injections()
+    misses: list[dict] = []
+    for p in data["prompts"]:
+        pid, ids = built[p["project"]]
+        want = {ids[k] for k in p.get("answer", [])}
+        kind = coding.kind(p)
+        for name, tally in tallies.items():
+            got, ms = timed(getattr(paths, name), pid, p["prompt"])
+            stale[name] += bool(superseded & set(got[:3]))
+            if want:
+                rank = tally.add(kind, got, want, ms)
+                if name == "hot" and (rank is None or rank > 3):
+                    misses.append({"prompt": p["prompt"], "rank": rank})
+        (rids, tokens), ms = timed(paths.injected, pid, p["prompt"])
+        inj.add(kind, rids, tokens, want, superseded, ms)
+    set_clock(saved)
+    out: dict = {"prompts": len(data["prompts"]), "records": sum(len(p["records"]) for p in data["projects"]),
+                 "projects": len(data["projects"])}
+    for name, tally in tallies.items():
+        out[name] = {**tally.report(), "stale_top3": stale[name]}
+    out["injected"] = inj.report()
+    out["hot_misses_top3"] = misses
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+
+def _r(block: dict, group: str = "all") -> str:
+    rec = block["recall"][group]
+    return " | ".join(f"{rec[f'@{k}']:.3f}" for k in KS)
+
+
+def markdown(out: dict) -> list[str]:
+    md = ["# Retrieval evaluation (bench/eval)", "", f"Command: `{out['command']}`  ",
+          f"Model for the hybrid path: `{out.get('model') or 'none (skipped)'}`; load average at the start "
+          f"{out['load_average_1m']}.", ""]
+    lo = out.get("locomo")
+    if isinstance(lo, dict):
+        md += [f"## LoCoMo dev ({lo['questions']} questions, {lo['records']} turn records; recall_any@k)", "",
+               "| path | clock | @3 | @5 | @10 | p50 / p95 ms per query |", "|---|---|---:|---:|---:|---:|",
+               f"| plain Okapi BM25 (floor, no product code) | – | {_r(lo['bm25'])} | "
+               f"{lo['bm25']['latency']['p50_ms']} / {lo['bm25']['latency']['p95_ms']} |"]
+        for when in ("today", "day_after"):
+            for name, label in (("hot", "UserPromptSubmit search"), ("hybrid", "ctx_search hybrid")):
+                if name in lo[when]:
+                    b = lo[when][name]
+                    md.append(f"| {label} | {when.replace('_', ' ')} | {_r(b)} | "
+                              f"{b['latency']['p50_ms']} / {b['latency']['p95_ms']} |")
+        cats = [c for c in locomo.CATEGORIES.values()]
+        md += ["", "recall_any@5 per category:", "",
+               "| path | clock | " + " | ".join(f"{c} ({lo['bm25']['recall'][c]['n']})" for c in cats) + " |",
+               "|---|---|" + "---:|" * len(cats),
+               "| plain BM25 | – | " + " | ".join(f"{lo['bm25']['recall'][c]['@5']:.3f}" for c in cats) + " |"]
+        for when in ("today", "day_after"):
+            for name, label in (("hot", "UserPromptSubmit search"), ("hybrid", "ctx_search hybrid")):
+                if name in lo[when]:
+                    md.append(f"| {label} | {when.replace('_', ' ')} | "
+                              + " | ".join(f"{lo[when][name]['recall'][c]['@5']:.3f}" for c in cats) + " |")
+        md += ["", "What UserPromptSubmit injects (a fresh session per question):", "",
+               "| clock | recall at the injected budget | records / question | tokens / question | "
+               "share of injected turns that are evidence | nothing injected |", "|---|---:|---:|---:|---:|---:|"]
+        for when in ("today", "day_after"):
+            i = lo[when]["injected"]
+            md.append(f"| {when.replace('_', ' ')} | {i['recall_at_budget']:.3f} | {i['records_per_prompt']} | "
+                      f"{i['tokens_per_prompt']} | {i['precision']} | {i['answered_but_empty']:.3f} |")
+    elif lo:
+        md += ["## LoCoMo dev", "", f"Skipped: {lo}"]
+    co = out.get("coding")
+    if co:
+        md += ["", f"## Coding set ({co['prompts']} prompts over {co['records']} records of {co['projects']} projects; "
+               "bench/eval/coding_set.json)", "",
+               "| path | @3 | @5 | @10 | traps @3 | stale in top 3 | p50 / p95 ms |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, label in (("hot", "UserPromptSubmit search"), ("hybrid", "ctx_search hybrid")):
+            if name in co:
+                b = co[name]
+                trap = b["recall"].get("trap", {}).get("@3")
+                md.append(f"| {label} | {_r(b)} | {trap:.3f} | {b['stale_top3']} | "
+                          f"{b['latency']['p50_ms']} / {b['latency']['p95_ms']} |")
+        i = co["injected"]
+        u = i["unrelated"]
+        md += ["", "What UserPromptSubmit injects:", "",
+               "| answerable prompts | recall at the injected budget | injected records that answer | "
+               "records / prompt | tokens / prompt | answerable with nothing injected | stale injected |",
+               "|---:|---:|---:|---:|---:|---:|---:|",
+               f"| {i['answerable']} | {i['recall_at_budget']:.3f} | {i['precision']} | {i['records_per_prompt']} | "
+               f"{i['tokens_per_prompt']} | {i['answered_but_empty']:.3f} | {i['stale_injected']} |", "",
+               "| unrelated prompts | n | silent (nothing injected) | tokens / prompt |", "|---|---:|---:|---:|"]
+        for k in (*coding.UNRELATED, "all"):
+            if k in u:
+                md.append(f"| {k} | {u[k]['n']} | {u[k]['silent']:.3f} | {u[k]['tokens_per_prompt']} |")
+    return md
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=("locomo", "coding"), help="one data set")
+    ap.add_argument("--no-hybrid", action="store_true", help="skip the consolidation pass and the hybrid path")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"), help="where eval.json/eval.md go")
+    args = ap.parse_args(argv)
+    if not os.environ.get("AGENTCTX_EMBED_MODEL") and os.path.isdir(MODEL):
+        os.environ["AGENTCTX_EMBED_MODEL"] = MODEL
+    hybrid = not args.no_hybrid
+    if hybrid and not os.path.isdir(os.path.expanduser(os.environ.get("AGENTCTX_EMBED_MODEL", MODEL))):
+        print(f"hybrid skipped: no model at {MODEL} (../shared is absent; set AGENTCTX_EMBED_MODEL)", file=sys.stderr)
+        hybrid = False
+    os.environ["AGENTCTX_LLM"] = "0"
+    out: dict = {"command": COMMAND + (f" --only {args.only}" if args.only else "")
+                 + (" --no-hybrid" if args.no_hybrid else ""),
+                 "model": os.path.basename(os.environ["AGENTCTX_EMBED_MODEL"]) if hybrid else None,
+                 "load_average_1m": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None}
+    from agentctx.store import db
+
+    for name, run in (("locomo", run_locomo), ("coding", run_coding)):
+        if args.only and args.only != name:
+            continue
+        if name == "locomo" and locomo.missing():
+            print(locomo.missing(), file=sys.stderr)
+            out[name] = locomo.missing()
+            continue
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["AGENTCTX_HOME"] = home
+            conn = db.connect()
+            conn.execute("PRAGMA synchronous = OFF")  # a throwaway store: build it fast
+            try:
+                out[name] = run(conn, hybrid)
+            finally:
+                conn.close()
+    md = markdown(out)
+    if not args.only:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "eval.json"), "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=1)
+        with open(os.path.join(args.out, "eval.md"), "w", encoding="utf-8") as fh:
+            fh.write("\n".join(md) + "\n")
+    print("\n".join(md))
     return 0
 
 

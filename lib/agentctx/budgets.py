@@ -54,3 +54,19 @@ def clip(text: str, max_chars: int, marker: str = " …") -> str:
     if len(text) <= max_chars:
         return text
     return text[: max(0, max_chars - len(marker))].rstrip() + marker
+
+
+def clip_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
+    """Shorten ``text`` so ``estimate_tokens`` of the result is at most ``max_tokens`` (the longest
+    prefix that fits, plus ``marker``)."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    room = max(0, max_tokens - estimate_tokens(marker))
+    lo, hi = 0, len(text)  # the longest prefix within ``room``: estimate_tokens grows with the prefix
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + marker

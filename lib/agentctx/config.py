@@ -9,7 +9,6 @@ deterministic capture of explicit user statements runs instead.
 from __future__ import annotations
 
 import json
-import os
 
 from agentctx import paths
 
@@ -42,11 +41,7 @@ def save(**changes: bool) -> dict[str, bool]:
         raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
     current = load()
     current.update({k: bool(v) for k, v in changes.items()})
-    target = path()
-    paths.ensure(os.path.dirname(target))
-    tmp = f"{target}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(current, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    os.replace(tmp, target)
+    from agentctx.fsio import write_atomic
+
+    write_atomic(path(), json.dumps(current, indent=2, sort_keys=True) + "\n")
     return current

@@ -33,6 +33,22 @@ def data_dir() -> str:
     return os.path.join(base, APP)
 
 
+def cache_dir() -> str:
+    """The cache directory (not created here): machine state that may be deleted at any time, such as
+    which plugin folders have their script environments prepared. platformdirs'
+    ``user_cache_dir("agentctx", appauthor=False)``; ``AGENTCTX_CACHE_DIR`` overrides it."""
+    override = os.environ.get("AGENTCTX_CACHE_DIR")
+    if override:
+        return os.path.abspath(os.path.expanduser(override))
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+        return os.path.join(os.path.normpath(base), APP, "Cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")  # an absolute one wins on macOS too, as in platformdirs
+    if not os.path.isabs(base):
+        base = os.path.expanduser("~/Library/Caches" if sys.platform == "darwin" else "~/.cache")
+    return os.path.join(base, APP)
+
+
 def db_path() -> str:
     """The single SQLite store shared by every project."""
     return os.path.join(data_dir(), "agentctx.db")

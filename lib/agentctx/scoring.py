@@ -7,10 +7,6 @@ computed at query time. The consolidation pass writes the same ``stored_score`` 
 
 from __future__ import annotations
 
-TYPES = ("decision", "convention", "preference", "discovery", "bugfix", "handover", "profile")
-CONFIDENCES = ("explicit", "inferred", "reinforced")
-SCOPES = ("project", "global")
-
 TYPE_WEIGHT = {
     "decision": 1.3,
     "convention": 1.25,

@@ -7,6 +7,7 @@ fixed place under the test cache reuses the same environments run after run.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -40,18 +41,26 @@ def stable_bundle() -> Path:
     return copy_bundle(test_cache() / "bundle" / "agentctx")
 
 
+@functools.cache
+def uv_cache_dir() -> str:
+    """The uv cache the developer's shell uses (``uv cache dir``: UV_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/uv)."""
+    uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
+    done = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else str(Path.home() / ".cache" / "uv")
+
+
 def plugin_env(data: Path, *, llm: bool = False, **extra: str) -> dict[str, str]:
-    """What hooks and the MCP server need inside the CLI's scrubbed environment: our store, uv's
-    warm cache, offline; model calls from the Stop worker only when ``llm`` is set."""
+    """What hooks and the MCP server need inside the CLI's scrubbed environment (its HOME is a temporary
+    folder): our store, uv's cache (prepared by the ``bundle`` fixture) and what the user's shell passes
+    on (``scriptenvs.passthrough``); model calls from the Stop worker only when ``llm`` is set."""
+    from tests.support.scriptenvs import passthrough
+
     env = {
+        **{k: v for k, v in passthrough().items() if k != "XDG_CACHE_HOME"},  # the CLI's own caches stay in its HOME
         "AGENTCTX_HOME": str(data),
-        "UV_OFFLINE": "1",
-        "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv"),
+        "UV_CACHE_DIR": uv_cache_dir(),
     }
     if not llm:
         env["AGENTCTX_LLM"] = "0"
-    for name in ("UV_PYTHON", "UV_PYTHON_INSTALL_DIR"):
-        if name in os.environ:
-            env[name] = os.environ[name]
     env.update(extra)
     return env

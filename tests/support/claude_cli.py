@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -30,6 +32,7 @@ __all__ = [
     "find_claude",
     "install_claude",
     "run_claude",
+    "run_claude_session",
 ]
 
 CLAUDE_CODE_VERSION = "2.1.332"
@@ -172,6 +175,7 @@ class ClaudeRun:
     stderr: str
     debug_log: str
     duration: float
+    mcp_servers: tuple = ()  # run_claude_session: the MCP servers' status when the prompt was sent
 
     @property
     def json(self) -> Any:
@@ -184,6 +188,14 @@ class ClaudeRun:
             return [json.loads(line) for line in self.stdout.splitlines() if line.strip()] or None
         except ValueError:
             return None
+
+    @property
+    def result(self) -> Any:
+        """The run's result: the ``json`` output, or the ``{"type": "result"}`` event of ``stream-json``."""
+        data = self.json
+        if isinstance(data, list):
+            return next((e for e in reversed(data) if isinstance(e, dict) and e.get("type") == "result"), None)
+        return data
 
     def check(self) -> ClaudeRun:
         """Raise AssertionError with the output and log tail unless the run exited 0."""
@@ -237,6 +249,109 @@ def run_claude(
         args += ["--plugin-dir", str(plugin_dir)]
     args += ["--debug-file", str(debug_file), *extra_args]
     return _run(args, Path(workdir), env, timeout, debug_file)
+
+
+def run_claude_session(
+    workdir: Path,
+    home: Path,
+    prompt: str,
+    *,
+    base_url: str,
+    plugin_dir: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    extra_args: Sequence[str] = (),
+    timeout: float = 120,
+    ready_timeout: float = 120,
+) -> ClaudeRun:
+    """Like :func:`run_claude`, but the prompt is sent the way a user's session gets there: once the MCP
+    servers are connected.
+
+    Claude Code connects MCP servers in the background (``MCP_CONNECTION_NONBLOCKING``): ``-p`` waits about
+    2 s for them, then sends its first request without a server that is still starting (no tools, no
+    instructions). A person sees the server in ``/mcp`` and an SDK client asks ``mcpServerStatus``; here
+    the session runs with ``--input-format stream-json`` and is asked the same (``mcp_status`` control
+    requests) until every server is ``connected`` (AssertionError naming the status if one fails or does
+    not connect within ``ready_timeout``); then the prompt goes in as a user message and the run ends at
+    its ``result`` event. ``stdout`` is the ``stream-json`` output (see :attr:`ClaudeRun.result`).
+    """
+    home = Path(home)
+    env = claude_env(home, base_url, extra_env)
+    debug_file = _fresh_path(home / "logs", "debug", ".log")
+    args = [str(claude_bin()), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+    if plugin_dir is not None:
+        args += ["--plugin-dir", str(plugin_dir)]
+    args += ["--debug-file", str(debug_file), *extra_args]
+    started = time.monotonic()
+    lines: list[str] = []
+    arrived = threading.Condition()
+    errors = tempfile.TemporaryFile()
+    proc = subprocess.Popen(args, cwd=Path(workdir), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=errors, text=True)
+
+    def read() -> None:
+        for line in proc.stdout:
+            with arrived:
+                lines.append(line)
+                arrived.notify_all()
+        with arrived:
+            arrived.notify_all()
+
+    def wait_line(match: str, deadline: float) -> dict | None:
+        with arrived:
+            while True:
+                for line in lines:
+                    if match in line:
+                        return json.loads(line)
+                if proc.poll() is not None or not arrived.wait(max(0.0, min(0.25, deadline - time.monotonic()))):
+                    if proc.poll() is not None or time.monotonic() >= deadline:
+                        return None
+
+    def send(message: dict) -> None:
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    servers: list[dict] = []
+    try:
+        deadline = time.monotonic() + ready_timeout
+        for n in range(1, 100_000):
+            send({"type": "control_request", "request_id": f"mcp-status-{n}", "request": {"subtype": "mcp_status"}})
+            answer = wait_line(f'"request_id":"mcp-status-{n}"', deadline)
+            if answer is None:
+                raise AssertionError(f"no answer to mcp_status within {ready_timeout}s (exit {proc.poll()})")
+            servers = answer["response"].get("response", {}).get("mcpServers", [])
+            waiting = [s for s in servers if s.get("status") == "pending"]
+            broken = [s for s in servers if s.get("status") not in ("pending", "connected")]
+            if broken:
+                raise AssertionError(f"MCP server not connected: {json.dumps(broken)[:2000]}")
+            if not waiting:
+                break
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"MCP servers still pending after {ready_timeout}s: {json.dumps(waiting)}")
+            time.sleep(0.2)
+        send({"type": "user", "message": {"role": "user", "content": prompt}})
+        done = wait_line('"type":"result"', time.monotonic() + timeout)
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30 if done else 5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        returncode = proc.returncode if done else -9
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        reader.join(timeout=10)
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
+        errors.close()
+    log = debug_file.read_text(errors="replace") if debug_file.exists() else ""
+    if not done:
+        stderr += f"\n[no result within {timeout}s]"
+    return ClaudeRun(args, returncode, "".join(lines), stderr, log, time.monotonic() - started, tuple(servers))
 
 
 def claude_plugin(home: Path, *args: str, cwd: Path | None = None, timeout: float = 120) -> ClaudeRun:

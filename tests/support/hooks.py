@@ -8,12 +8,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tests.support.scriptenvs import passthrough
+
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = ROOT / "hooks" / "launch.sh"
 
 
 def hook_env(data_home: Path, **extra: str) -> dict[str, str]:
-    """A minimal hook environment: uv reachable, the store in ``data_home``, uv's cache shared."""
+    """A hook environment as Claude Code gives it: a minimal PATH with uv reachable, the store in
+    ``data_home``, and what the user's shell passes on (``scriptenvs.passthrough``)."""
     uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
     path = [str(Path.home() / ".local" / "bin"), "/usr/local/bin", "/usr/bin", "/bin", str(Path(uv).parent)]
     env = {
@@ -27,9 +30,7 @@ def hook_env(data_home: Path, **extra: str) -> dict[str, str]:
         # would otherwise call whatever ANTHROPIC_BASE_URL points at).
         "AGENTCTX_LLM": "0",
     }
-    for name in ("UV_CACHE_DIR", "UV_PYTHON", "UV_OFFLINE", "XDG_CACHE_HOME"):
-        if name in os.environ:
-            env[name] = os.environ[name]
+    env.update(passthrough())  # uv settings, cache locations, CA bundles: what the user's shell passes on
     env.update(extra)
     return env
 

@@ -25,7 +25,7 @@ import sqlite3
 from agentctx import budgets, clock, paths
 from agentctx.injection import render
 from agentctx.redact import redact
-from agentctx.store import db
+from agentctx.store import db, graph, records, sessions
 
 PARTS = ("intent", "changes", "decisions", "next_steps")
 CAPS = {"intent": 3, "changes": 40, "decisions": 20, "next_steps": 10}
@@ -108,25 +108,13 @@ def derive(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path:
     anchor: dict[str, list] = {part: [] for part in PARTS}
     anchor["intent"] = [_item("prompt", first), _item("focus", f"Compaction focus: {focus}" if focus.strip() else "")]
 
-    for row in conn.execute(
-        "SELECT n.name, e.weight FROM edges e JOIN nodes n ON n.id = e.from_id WHERE e.to_id = ? "
-        "AND e.rel_type = 'observed_in' AND n.kind = 'file' AND n.project_id = ? ORDER BY e.created_at LIMIT 200",
-        (sid, project_id),
-    ):
+    for row in graph.session_files(conn, project_id, sid, limit=200):
         times = int(row["weight"] or 1)
         anchor["changes"].append(_item(f"file:{row['name']}", f"{row['name']} (written/edited {times}×)"))
-    for row in conn.execute(
-        "SELECT key, title FROM records WHERE project_id = ? AND superseded_at IS NULL AND type = 'discovery' "
-        "AND session_id = ? AND key LIKE 'test.%' ORDER BY recorded_at LIMIT 10",
-        (project_id, sid),
-    ):
+    for row in records.current(conn, project_id, types=["discovery"], session_id=sid, key_prefix="test.",
+                               order="oldest", limit=10):
         anchor["changes"].append(_item(row["key"], row["title"]))
-    meta_row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (sid,)).fetchone()
-    try:
-        meta = json.loads(meta_row["meta"]) if meta_row and meta_row["meta"] else {}
-    except ValueError:
-        meta = {}
-    meta = meta if isinstance(meta, dict) else {}
+    meta = sessions.meta(conn, sid)
     for c in meta.get("commits") or []:
         if isinstance(c, dict) and c.get("sha"):
             anchor["changes"].append(
@@ -137,11 +125,8 @@ def derive(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path:
         if isinstance(p, dict) and p.get("url"):
             anchor["changes"].append(_item(f"pr:{p['url']}", f"opened PR {p['url']} {p.get('title', '')}"))
 
-    for row in conn.execute(
-        "SELECT id, type, title, body FROM records WHERE project_id = ? AND superseded_at IS NULL "
-        "AND type IN ('decision', 'convention') AND session_id = ? ORDER BY recorded_at LIMIT 50",
-        (project_id, sid),
-    ):
+    for row in records.current(conn, project_id, types=["decision", "convention"], session_id=sid, order="oldest",
+                               limit=50):
         body = " ".join((row["body"] or "").split())
         text = f"[{row['type']}] {row['title']}" + (f": {body}" if body else "")
         anchor["decisions"].append(_item(f"rec:{row['id']}", text))
@@ -206,12 +191,7 @@ def update(conn: sqlite3.Connection, project_id: str, sid: str, fresh: dict) -> 
     with db.transaction(conn):
         old = read(conn, sid)
         old_keys = [i["key"] for i in (old or {}).get("decisions", []) if str(i.get("key", "")).startswith("rec:")]
-        gone: set[str] = set()
-        if old_keys:
-            marks = ",".join("?" * len(old_keys))
-            gone = {"rec:" + r[0] for r in conn.execute(
-                f"SELECT id FROM records WHERE id IN ({marks}) AND superseded_at IS NOT NULL",
-                [k[4:] for k in old_keys])}
+        gone = {"rec:" + rid for rid in records.retired_among(conn, project_id, [k[4:] for k in old_keys])}
         merged = merge(old, fresh, gone)
         version = (old["version"] if old else 0) + 1
         stamp = clock.now()
@@ -244,16 +224,10 @@ def backup_path(project_id: str, sid: str) -> str:
 
 def write_backup(anchor: dict) -> str:
     """Write the Markdown backup atomically (temp file + rename); its path."""
+    from agentctx.fsio import write_atomic
+
     target = backup_path(anchor["project_id"], anchor["session_id"])
-    paths.ensure(os.path.dirname(target))
-    tmp = f"{target}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(markdown(anchor))
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_atomic(target, markdown(anchor))
     return target
 
 

@@ -22,18 +22,16 @@ import json
 import os
 import sqlite3
 
-from agentctx import clock, config
+from agentctx import config
 from agentctx import project as project_mod
 from agentctx.budgets import estimate_tokens
 from agentctx.capture import explicit, prompts, schema, transcript
-from agentctx.store import db, records
+from agentctx.store import db, records, sessions
 
 MIN_TOKENS = int(os.environ.get("AGENTCTX_EXTRACT_MIN_TOKENS", 3000))  # debounce: batch size
 CONTEXT_RECORDS = 60  # current decisions / conventions / preferences shown to the model
 MAX_TITLE = 280
 PARALLEL = 4  # map-reduce chunk calls in flight at once
-
-_TYPE_OF = {"decisions": "decision", "preferences": "preference", "conventions": "convention", "gotchas": "discovery"}
 
 
 class Result:
@@ -81,29 +79,19 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
     return "explicit", f"{missing}: LLM extraction skipped"
 
 
-def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, cwd: str) -> sqlite3.Row:
-    conn.execute(
-        "INSERT INTO sessions (session_id, project_id, cwd, started_at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(session_id) DO NOTHING", (sid, proj.id, cwd, clock.now()),
-    )
-    return conn.execute("SELECT * FROM sessions WHERE session_id = ?", (sid,)).fetchone()
+def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, cwd: str) -> dict:
+    sessions.ensure(conn, sid, proj.id, cwd)
+    return sessions.get(conn, sid)
 
 
 def _save(conn: sqlite3.Connection, sid: str, mark: transcript.Watermark | None, usage=None, run: bool = True) -> None:
     """Advance the watermark (if given) and add a run's usage and cost, in one transaction."""
-    u = usage
-    with db.transaction(conn):
-        if mark is not None:
-            conn.execute("UPDATE sessions SET extraction_watermark = ? WHERE session_id = ?", (mark.dumps(), sid))
-        if run:
-            conn.execute("UPDATE sessions SET extraction_runs = extraction_runs + 1 WHERE session_id = ?", (sid,))
-        if u is not None and u.calls:
-            conn.execute(
-                "UPDATE sessions SET extraction_input_tokens = extraction_input_tokens + ?, "
-                "extraction_output_tokens = extraction_output_tokens + ?, "
-                "extraction_cost_usd = COALESCE(extraction_cost_usd, 0) + ? WHERE session_id = ?",
-                (u.input_total, u.output, u.cost_usd, sid),
-            )
+    billed = usage is not None and bool(usage.calls)
+    sessions.save_extraction(
+        conn, sid, watermark=None if mark is None else mark.dumps(), run=run, billed=billed,
+        **({"input_tokens": usage.input_total, "output_tokens": usage.output, "cost_usd": usage.cost_usd}
+           if billed else {}),
+    )
 
 
 def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, force: bool = True,
@@ -283,16 +271,18 @@ def _write(conn, project_id: str, sid: str, item: dict) -> str | None:
         seen = devprofile.find(conn, item["key"])
         if seen:
             return seen["id"] if devprofile.sighting(conn, seen, sid, item["confidence"] == "explicit") else None
-    same = conn.execute(
-        "SELECT id, session_id, title, body FROM records WHERE project_id = ? AND key = ? AND superseded_at IS NULL",
-        (project_id, item["key"]),
-    ).fetchone()
-    if same and same["session_id"] == sid and not item.get("supersedes"):
+    holder = records.by_key(conn, project_id, item["key"])
+    if holder and holder["session_id"] == sid and not item.get("supersedes"):
         return None
-    if same and all(explicit.normalize(same[f]) == explicit.normalize(item[f]) for f in ("title", "body")):
-        item = {**item, "title": same["title"], "body": same["body"]}  # said again: reinforce, not replace
-    rec = records.add(conn, project_id, session_id=sid, **item)
+    fields = {k: v for k, v in item.items() if k != "key"}
+    _, rec = records.upsert_by_key(conn, project_id, item["key"], session_id=sid, same=_said_again, **fields)
     return rec["id"]
+
+
+def _said_again(holder: dict, title: str, body: str) -> bool:
+    """The same fact in other words (case, spacing, punctuation): it reinforces, it does not replace."""
+    return explicit.normalize(holder["title"]) == explicit.normalize(title) and \
+        explicit.normalize(holder["body"]) == explicit.normalize(body)
 
 
 def _write_handover(conn, proj, sid: str, work: dict, base: dict | None) -> str | None:

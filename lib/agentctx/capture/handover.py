@@ -19,7 +19,7 @@ import sqlite3
 
 from agentctx import clock, ids
 from agentctx.redact import redact
-from agentctx.store import records
+from agentctx.store import db, records
 from agentctx.store.db import transaction
 
 KEY = "handover.current"
@@ -99,16 +99,11 @@ def _meta_key(project_id: str) -> str:
 
 
 def _version(conn: sqlite3.Connection, project_id: str) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_meta_key(project_id),)).fetchone()
-    return int(row[0]) if row else 0
+    return db.meta_value(conn, _meta_key(project_id))
 
 
 def _head(conn: sqlite3.Connection, project_id: str) -> dict | None:
-    row = conn.execute(
-        f"SELECT {records.COLUMNS} FROM records WHERE project_id = ? AND key = ? AND superseded_at IS NULL",
-        (project_id, KEY),
-    ).fetchone()
-    return dict(row) if row else None
+    return records.by_key(conn, project_id, KEY)
 
 
 def read(conn: sqlite3.Connection, project_id: str) -> dict:
@@ -141,23 +136,14 @@ def write(
         if head and head["title"] == title and head["body"] == body:
             return current
         if head and head["session_id"] == session_id:
-            conn.execute(
-                "UPDATE records SET title = ?, body = ?, updated_at = ?, pending_embedding = 1 WHERE id = ?",
-                (title, body, stamp, head["id"]),
-            )
+            records.revise(conn, head["id"], stamp=stamp, project_id=project_id, title=title, body=body)
         else:
             new_id = ids.new_id()
             if head:
-                records.retire(conn, head["id"], stamp=stamp, by=new_id, valid_to=stamp)
-            conn.execute(
-                "INSERT INTO records (id, project_id, type, key, title, body, confidence, valid_from, "
-                "recorded_at, source, session_id) VALUES (?, ?, 'handover', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (new_id, project_id, KEY, title, body, confidence, stamp, stamp, source, session_id),
-            )
-        conn.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (_meta_key(project_id), current + 1),
-        )
+                records.retire(conn, head["id"], stamp=stamp, project_id=project_id, by=new_id, valid_to=stamp)
+            records.insert(conn, project_id, type="handover", key=KEY, title=title, body=body, confidence=confidence,
+                           stamp=stamp, source=source, session_id=session_id, record_id=new_id)
+        db.set_meta_value(conn, _meta_key(project_id), current + 1)
     return current + 1
 
 

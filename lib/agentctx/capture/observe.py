@@ -15,7 +15,6 @@ is redacted. Stdlib only: this runs once per tool call.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
@@ -367,16 +366,6 @@ def _inside(path: str, root: str) -> str | None:
     return redact(name)
 
 
-def _ensure_session(conn: sqlite3.Connection, sid: str, proj: Project) -> None:
-    from agentctx import clock
-
-    conn.execute(
-        "INSERT INTO sessions (session_id, project_id, cwd, started_at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(session_id) DO NOTHING",
-        (sid, proj.id, proj.root, clock.now()),
-    )
-
-
 def _short(command: str) -> str:
     first = " ".join(command.strip().splitlines()[0].split()) if command.strip() else ""
     return first if len(first) <= 80 else first[:79] + "…"
@@ -388,7 +377,7 @@ def observe_file(tool: str, tool_input: dict, response: dict, sid: str, base: st
     if not isinstance(path, str) or response.get("success") is False:
         return
     from agentctx import project
-    from agentctx.store import db, graph
+    from agentctx.store import db, graph, sessions
 
     proj = project.detect(base)
     name = _inside(path if os.path.isabs(path) else os.path.join(base, path), proj.root) if path else None
@@ -397,24 +386,11 @@ def observe_file(tool: str, tool_input: dict, response: dict, sid: str, base: st
     conn = db.connect(busy_ms=BUSY_MS)
     try:
         with db.transaction(conn):
-            _ensure_session(conn, sid, proj)
+            sessions.ensure(conn, sid, proj.id, proj.root)
             node = graph.entity(conn, proj.id, "file", name)
             graph.edge(conn, node, sid, "observed_in")
     finally:
         conn.close()
-
-
-def _add_or_reinforce(conn: sqlite3.Connection, project_id: str, key: str, **fields) -> dict:
-    """records.add, except that a repeat of a keyed stub reinforces it even if its wording varies."""
-    from agentctx.store import records
-
-    same = conn.execute(
-        "SELECT title, body FROM records WHERE project_id = ? AND key = ? AND superseded_at IS NULL",
-        (project_id, key),
-    ).fetchone()
-    if same:
-        fields["title"], fields["body"] = same["title"], same["body"]
-    return records.add(conn, project_id, key=key, **fields)
 
 
 def _link_files(conn: sqlite3.Connection, proj: Project, record_id: str, paths: list[str], base: str) -> None:
@@ -462,7 +438,7 @@ def observe_bash(event: HookEvent) -> None:
     if not (signature or outcome or events):
         return  # the common case: no store access at all
     from agentctx import clock, project
-    from agentctx.store import db, records
+    from agentctx.store import db, records, sessions
 
     proj = project.detect(base)
     conn = db.connect(busy_ms=BUSY_MS)
@@ -470,19 +446,14 @@ def observe_bash(event: HookEvent) -> None:
         stamp = clock.now()
         if events:
             with db.transaction(conn):
-                _ensure_session(conn, sid, proj)
-                row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (sid,)).fetchone()
-                try:
-                    meta = json.loads(row["meta"]) if row and row["meta"] else {}
-                except ValueError:
-                    meta = {}
-                meta = merge_meta(meta if isinstance(meta, dict) else {}, _redact_tree(events), stamp)
-                conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json.dumps(meta), sid))
+                sessions.ensure(conn, sid, proj.id, proj.root)
+                meta = merge_meta(sessions.meta(conn, sid), _redact_tree(events), stamp)
+                sessions.set_meta(conn, sid, meta)
         if signature:
             title = f"{signature} (in `{_short(command)}`)"
-            rec = _add_or_reinforce(
+            _, rec = records.upsert_by_key(  # a repeat reinforces the stub, whatever its wording
                 conn, proj.id, signature_key(signature), type="bugfix", title=title[:records.MAX_TITLE_CHARS],
-                source="hook_observation", confidence="inferred", session_id=sid,
+                source="hook_observation", confidence="inferred", session_id=sid, same=lambda *_: True,
             )
             files = [next(g for g in m.groups() if g) for m in _FILE_IN_ERROR.finditer(_scan_text(output))]
             _link_files(conn, proj, rec["id"], files[-3:], base)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from agentctx.budgets import estimate_tokens
+from agentctx.capture.schema import prompt_shape
 from agentctx.redact import redact
 
 WHOLE_TOKENS = 15_000  # ADR-009 windowing
@@ -58,13 +59,7 @@ empty and active_work is null.
 - Write every text field as one plain sentence in English, at most 300 characters.
 
 Reply with exactly one JSON object and nothing else (no prose, no code fence), with exactly these keys:
-{{"decisions": [{{"what": "...", "rationale": "...", "supersedes": null, "confidence": "explicit|inferred"}}],
- "preferences": [{{"category": "style|tooling|process|naming", "rule": "...", "confidence": "explicit|inferred", \
-"scope": "project|global"}}],
- "conventions": [{{"scope": "file|module|project", "convention": "...", "confidence": "explicit|inferred"}}],
- "active_work": {{"current_task": "...", "blockers": [], "next_steps": [], "open_questions": []}},
- "gotchas": [{{"pattern": "...", "why_it_matters": "..."}}],
- "flush_ok": false}}
+{prompt_shape()}
 
 Examples (one per field):
 - developer: "We're moving the API from REST to gRPC; the mobile team needs streaming." -> decisions: \

@@ -1,7 +1,10 @@
-"""The ADR-009 extraction reply: parse it and validate it strictly.
+"""The ADR-009 extraction reply: one declarative spec that both renders the shape the prompt asks
+for (:func:`prompt_shape`) and validates the reply strictly (:func:`validate`).
 
 :func:`parse` returns the reply as a dict or raises :class:`SchemaError` naming the first problem;
 a reply that is not exactly the schema is rejected whole (nothing is written, the watermark stays).
+Field rules: "text" a non-empty string, "str" any string, "id" null or a record id, a tuple one of
+its values; every string at most ``MAX_TEXT`` characters.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ _FIELDS = {
     "conventions": {"scope": CONV_SCOPES, "convention": "text", "confidence": CONFIDENCE},
     "gotchas": {"pattern": "text", "why_it_matters": "str"},
 }
-_WORK = ("current_task", "blockers", "next_steps", "open_questions")
-TOP_KEYS = frozenset([*_FIELDS, "active_work", "flush_ok"])
+_WORK = ("current_task", "blockers", "next_steps", "open_questions")  # a string, then arrays of strings
+_ORDER = ("decisions", "preferences", "conventions", "active_work", "gotchas", "flush_ok")
+TOP_KEYS = frozenset(_ORDER)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
 
 
@@ -85,6 +89,27 @@ def validate(data) -> dict:
     if data["flush_ok"] and (any(data[n] for n in _FIELDS) or _has_work(work)):
         raise SchemaError("flush_ok is true but entries were returned")
     return data
+
+
+def _shape_of(rule) -> str:
+    if isinstance(rule, tuple):
+        return '"' + "|".join(rule) + '"'
+    return "null" if rule == "id" else '"..."'
+
+
+def prompt_shape() -> str:
+    """The reply's shape as the prompt shows it: one line per top-level key, enums as ``a|b``."""
+    lines = []
+    for name in _ORDER:
+        if name in _FIELDS:
+            fields = ", ".join(f'"{f}": {_shape_of(rule)}' for f, rule in _FIELDS[name].items())
+            value = f"[{{{fields}}}]"
+        elif name == "active_work":
+            value = "{" + ", ".join([f'"{_WORK[0]}": "..."', *(f'"{w}": []' for w in _WORK[1:])]) + "}"
+        else:
+            value = "false"
+        lines.append(f'"{name}": {value}')
+    return "{" + ",\n ".join(lines) + "}"
 
 
 def _has_work(work: dict | None) -> bool:

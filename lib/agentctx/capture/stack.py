@@ -8,12 +8,12 @@ entry points, each with the files it came from. Nothing is executed and nothing 
 how the project says its own commands are run.
 
 ``refresh(conn, project_id, root)`` stores them under keys such as ``profile.test_command``
-by rule (``records.add`` with ``key=``): a new value supersedes the old detected one, the
+by rule (``records.upsert_by_key``): a new value supersedes the old detected one, the
 same value writes nothing, and a value a person stated (confidence ``explicit``) is kept.
 Detected records are ``inferred``: they were read from files, not stated.
 
-Standard library only; TOML needs ``tomllib`` (3.11+), and on 3.10 a small reader takes the
-few keys used here.
+Standard library only, but for TOML on Python 3.10: there ``tomli`` (the backport of 3.11's
+``tomllib``) is a dependency of the scripts that run this (the MCP server and the CLI).
 """
 
 from __future__ import annotations
@@ -154,66 +154,15 @@ def detect(root: str) -> list[Fact]:
 
 
 def load_toml(text: str) -> dict:
-    """Parse TOML with tomllib, or on Python 3.10 with a reader for tables and simple values."""
+    """Parse TOML with ``tomllib`` (Python 3.11+) or its backport ``tomli`` (3.10); ValueError if invalid."""
     try:
         import tomllib
-    except ImportError:  # Python 3.10
-        return _mini_toml(text)
+    except ImportError:  # Python 3.10: the scripts that detect the profile depend on tomli there
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(str(exc)) from None
-
-
-_TOML_KEY = re.compile(r'^\s*("[^"]*"|[A-Za-z0-9_.-]+)\s*=\s*(.*)$')
-
-
-def _mini_toml(text: str) -> dict:
-    """Tables, ``[[arrays]]``, strings, numbers, booleans and one-line arrays of strings; enough here."""
-    data: dict = {}
-    table = data
-    lines = iter(text.splitlines())
-    for raw in lines:
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?$", line)
-        if header:
-            table = data
-            parts = [p.strip().strip('"') for p in header.group(1).split(".")]
-            for i, part in enumerate(parts):
-                last = i == len(parts) - 1
-                if line.startswith("[[") and last:
-                    table.setdefault(part, []).append({})
-                    table = table[part][-1]
-                else:
-                    nxt = table.setdefault(part, {})
-                    table = nxt[-1] if isinstance(nxt, list) else nxt
-            continue
-        kv = _TOML_KEY.match(line)
-        if not kv:
-            continue
-        key, value = kv.group(1).strip('"'), kv.group(2).strip()
-        if value.startswith("[") and not value.rstrip().endswith("]"):
-            for more in lines:  # a multi-line array
-                value += " " + more.strip()
-                if more.strip().startswith("]") or more.rstrip().endswith("]"):
-                    break
-        table[key] = _mini_value(value)
-    return data
-
-
-def _mini_value(value: str):
-    value = re.sub(r"\s+#[^\"']*$", "", value).strip()
-    if value.startswith("["):
-        return [a or b for a, b in re.findall(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'', value)]
-    if value[:1] in "\"'":
-        return value[1:].split(value[0], 1)[0]
-    if value in ("true", "false"):
-        return value == "true"
-    if value.startswith("{"):
-        return dict(re.findall(r'([A-Za-z0-9_-]+)\s*=\s*"([^"]*)"', value))
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -572,20 +521,13 @@ def refresh(conn: sqlite3.Connection, project_id: str, root: str, *, source: str
 
     report = Refresh()
     report.facts = detect(root)
+    lists = {"added": report.added, "superseded": report.changed, "unchanged": report.unchanged}
     for fact in report.facts:
-        title, body = records.validate(type="profile", title=fact.title, body=fact.body, confidence="inferred",
-                                       key=fact.key, source=source)
-        current = conn.execute(
-            "SELECT title, body, confidence FROM records WHERE project_id = ? AND key = ? AND superseded_at IS NULL",
-            (project_id, fact.key),
-        ).fetchone()
-        if current is not None and current[0] == title and current[1] == body:
-            report.unchanged.append(fact.key)
-            continue
-        if current is not None and current[2] != "inferred":
+        outcome, _ = records.upsert_by_key(conn, project_id, fact.key, type="profile", title=fact.title,
+                                           body=fact.body, confidence="inferred", source=source,
+                                           reinforce_same=False, keep_stated=True)
+        if outcome == "kept":
             report.kept[fact.key] = fact.value
-            continue
-        records.add(conn, project_id, type="profile", key=fact.key, title=fact.title, body=fact.body,
-                    confidence="inferred", source=source)
-        (report.changed if current is not None else report.added).append(fact.key)
+        else:
+            lists[outcome].append(fact.key)
     return report

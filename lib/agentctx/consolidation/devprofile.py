@@ -20,25 +20,15 @@ from agentctx.store.db import transaction
 
 SESSIONS = 3  # ADR-010: inferred -> reinforced after this many distinct sessions
 
-_GLOBAL = "type = 'preference' AND scope = 'global' AND superseded_at IS NULL AND archived_at IS NULL"
-
 
 def find(conn: sqlite3.Connection, key: str) -> dict | None:
     """The current global preference with this key, in any project."""
-    row = conn.execute(f"SELECT {records.COLUMNS} FROM records WHERE key = ? AND {_GLOBAL} "
-                       "ORDER BY recorded_at LIMIT 1", (key,)).fetchone()
-    return dict(row) if row else None
+    return records.global_by_key(conn, key, "preference")
 
 
 def sessions_of(conn: sqlite3.Connection, record_id: str) -> list[str]:
     """The distinct sessions that stated a preference (its own session and its derives_from edges)."""
-    rows = conn.execute(
-        "SELECT session_id FROM records WHERE id = ? AND session_id IS NOT NULL "
-        "UNION SELECT e.to_id FROM edges e WHERE e.from_id = ? AND e.rel_type = 'derives_from' "
-        "AND NOT EXISTS (SELECT 1 FROM records r WHERE r.id = e.to_id)",
-        (record_id, record_id),
-    ).fetchall()
-    return sorted(r[0] for r in rows)
+    return graph.sessions_of(conn, record_id)
 
 
 def sighting(conn: sqlite3.Connection, rec: dict, session_id: str | None, explicit: bool) -> bool:
@@ -52,16 +42,14 @@ def sighting(conn: sqlite3.Connection, rec: dict, session_id: str | None, explic
         if session_id and not seen:
             graph.edge(conn, rec["id"], session_id, "derives_from")
         if not seen:
-            conn.execute("UPDATE records SET reinforce_count = reinforce_count + 1, updated_at = ? WHERE id = ?",
-                         (clock.now(), rec["id"]))
+            records.reinforce(conn, rec["id"], all_projects=True)  # a global preference: every project's
         if rec["confidence"] == "inferred" and (explicit or len(sessions_of(conn, rec["id"])) >= SESSIONS):
             _set_reinforced(conn, [rec["id"]])
     return not seen
 
 
 def _set_reinforced(conn: sqlite3.Connection, ids: list[str]) -> None:
-    conn.executemany("UPDATE records SET confidence = 'reinforced', updated_at = ? WHERE id = ?",
-                     [(clock.now(), rid) for rid in ids])
+    records.set_confidence(conn, ids, "reinforced", all_projects=True)
 
 
 def promote(conn: sqlite3.Connection) -> int:
@@ -70,8 +58,8 @@ def promote(conn: sqlite3.Connection) -> int:
     The consolidation pass runs it; it catches what :func:`sighting` did not see (imported
     records, edges written by other tools, a changed SESSIONS).
     """
-    due = [row[0] for row in conn.execute(f"SELECT id FROM records WHERE {_GLOBAL} AND confidence = 'inferred'")
-           if len(sessions_of(conn, row[0])) >= SESSIONS]
+    due = [r["id"] for r in records.global_preferences(conn, limit=None, inferred=True)
+           if r["confidence"] == "inferred" and len(sessions_of(conn, r["id"])) >= SESSIONS]
     if due:
         with transaction(conn):
             _set_reinforced(conn, due)
@@ -81,11 +69,8 @@ def promote(conn: sqlite3.Connection) -> int:
 def profile(conn: sqlite3.Connection) -> list[dict]:
     """Every current global preference, with its session count and whether the digest shows it."""
     shown = {r["id"] for r in records.global_preferences(conn)}
-    rows = conn.execute(f"SELECT {records.COLUMNS} FROM records WHERE {_GLOBAL} "
-                        "ORDER BY confidence = 'inferred', pinned DESC, reinforce_count DESC, recorded_at DESC")
     out = []
-    for row in rows.fetchall():
-        rec = dict(row)
+    for rec in records.global_preferences(conn, limit=None, inferred=True):
         rec["sessions"] = len(sessions_of(conn, rec["id"]))
         rec["in_digest"] = rec["id"] in shown
         out.append(rec)

@@ -10,10 +10,9 @@ since (same generation), otherwise it is built live (a few indexed queries).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 
-from agentctx import budgets, paths, project
+from agentctx import budgets, fsio, paths, project
 from agentctx.injection import render
 from agentctx.store import db, records
 
@@ -102,12 +101,7 @@ def rank_path(project_id: str) -> str:
 
 def write_rank(project_id: str, record_ids: list[str]) -> None:
     """Store the consolidation pass's ranking of decisions and conventions (atomically)."""
-    target = rank_path(project_id)
-    paths.ensure(os.path.dirname(target))
-    tmp = f"{target}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"ids": list(record_ids)}, fh)
-    os.replace(tmp, target)
+    fsio.write_json(rank_path(project_id), {"ids": list(record_ids)})
 
 
 def ranked(project_id: str, recs: list[dict]) -> list[dict]:
@@ -126,12 +120,7 @@ def cache_path(project_id: str) -> str:
 
 def write_cache(project_id: str, digest: Digest) -> None:
     """Write atomically (temp file + rename), so a reader never sees half a digest."""
-    target = cache_path(project_id)
-    paths.ensure(os.path.dirname(target))
-    tmp = f"{target}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(digest.as_dict(), fh, ensure_ascii=False)
-    os.replace(tmp, target)
+    fsio.write_json(cache_path(project_id), digest.as_dict(), ensure_ascii=False)
 
 
 def read_cache(project_id: str, generation: int) -> Digest | None:

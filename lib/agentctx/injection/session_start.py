@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import budgets, project
+from agentctx import budgets, prepare, project
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import digest
 from agentctx.logs import log
@@ -53,6 +53,9 @@ def on_session_start(event: HookEvent) -> dict | None:
         conn.close()
     output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
     notices = db.take_notices()
+    getting_ready = prepare.at_session_start()  # first session of this plugin folder: envs prepared detached
+    if getting_ready:
+        notices.insert(0, getting_ready)
     if notices:
         output["systemMessage"] = budgets.clip(" ".join(notices), 1000)
     return output

@@ -27,7 +27,7 @@ import re
 import sqlite3
 
 from agentctx import clock
-from agentctx.store import records
+from agentctx.store import records, search
 
 MAX_BYTES = 4 * 1024 * 1024
 COVERED = 0.6
@@ -129,7 +129,7 @@ class _Index:
 
     def hits(self, word: str) -> set[int]:
         if word not in self._hits:
-            rows = self.db.execute("SELECT rowid FROM p WHERE p MATCH ?", ('"' + word.replace('"', '""') + '"',))
+            rows = self.db.execute("SELECT rowid FROM p WHERE p MATCH ?", (search.phrase(word),))
             self._hits[word] = {r[0] for r in rows}
         return self._hits[word]
 
@@ -140,7 +140,7 @@ class _Index:
         """(coverage, paragraph index) of the best match: BM25's top paragraphs, then coverage."""
         if not words or not self.paras:
             return 0.0, None
-        query = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        query = search.any_of(words)
         rows = [r[0] for r in self.db.execute("SELECT rowid FROM p WHERE p MATCH ? ORDER BY bm25(p) LIMIT ?",
                                               (query, TOP_PARAGRAPHS))]
         scored = [(self.coverage(words, r), -rank, r) for rank, r in enumerate(rows)]
@@ -336,10 +336,9 @@ def apply(conn: sqlite3.Connection, project, expected_diff: str | None = None) -
         return {**prop, "applied": False}
     if expected_diff is not None and expected_diff != prop["diff"]:
         raise DriftError("the proposal changed since it was reviewed; run `agentctx sync` again")
-    tmp = f"{prop['path']}.agentctx-{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(prop["new_text"])
-    os.replace(tmp, prop["path"])
+    from agentctx.fsio import write_atomic
+
+    write_atomic(prop["path"], prop["new_text"])
     scan(conn, project)
     return {**prop, "applied": True}
 

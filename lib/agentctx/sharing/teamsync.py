@@ -26,6 +26,7 @@ import sqlite3
 import time
 
 from agentctx import clock, paths
+from agentctx.fsio import write_atomic
 from agentctx.project import sha256
 from agentctx.store import records
 
@@ -163,10 +164,7 @@ def export(conn: sqlite3.Connection, project, *, create: bool = False) -> str | 
     except OSError:
         pass
     if old != data:
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        write_atomic(path, data)
     _remember(conn, project_id, path, data)
     return path
 
@@ -183,11 +181,7 @@ def _now_wall() -> str:
 def _remember(conn: sqlite3.Connection, project_id: str, path: str, data: bytes) -> None:
     """Record the synced version: its sha256 in ``team_sync``, its text as the base for deletions."""
     base = _base_path(project_id)
-    paths.ensure(os.path.dirname(base))
-    tmp = f"{base}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, base)
+    write_atomic(base, data)
     conn.execute("INSERT OR REPLACE INTO team_sync (project_id, path, sha256, synced_at) VALUES (?, ?, ?, ?)",
                  (project_id, path, sha256(data).hexdigest(), _now_wall()))
 
@@ -215,7 +209,7 @@ class Block:
 
 def _parse_block(rid: str, start: int, lines: list[str]) -> Block:
     from agentctx import ids
-    from agentctx.scoring import CONFIDENCES, TYPES
+    from agentctx.kinds import CONFIDENCES, TYPES
 
     if not ids.looks_like_id(rid) or len(rid) != 26:
         raise ValueError(f"{rid!r} is not a 26-character record id")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from agentctx import clock
-from agentctx.scoring import TYPES
+from agentctx.kinds import TYPES
 from agentctx.store import records
 from agentctx.store.records import COLUMNS
 

@@ -6,6 +6,8 @@
   transaction per batch) to ``records_archive``; ``records.history`` still reads them.
 * ``prune_candidates`` / ``prune``: current, unpinned records whose score stayed low for
   ``PRUNE_AFTER_DAYS``; deleted only on request (``agentctx prune``).
+* ``soft_archive``: records summarized by a rollup leave the current view (``archived_at``) but
+  stay in ``records``, so history and the rollup's edges still reach them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sqlite3
 from agentctx import clock
 from agentctx.scoring import ARCHIVE_AFTER_DAYS, PRUNE_AFTER_DAYS, PRUNE_SCORE, stored_score
 from agentctx.store.db import transaction
+from agentctx.store.records import current_sql, scope_sql
 
 BATCH = 2000
 CHANGE = 0.001  # smaller score changes are not written (each write bumps the digest generation)
@@ -26,7 +29,7 @@ def rescore(conn: sqlite3.Connection, *, now: str | None = None, dry_run: bool =
     ref = clock.to_datetime(now)
     rows = conn.execute(
         "SELECT id, type, confidence, valid_from, recorded_at, access_count, reinforce_count, last_accessed, "
-        "score, low_score_since FROM records WHERE superseded_at IS NULL AND archived_at IS NULL").fetchall()
+        f"score, low_score_since FROM records WHERE {current_sql()}").fetchall()
     changes = []
     low = 0
     for r in rows:
@@ -90,12 +93,23 @@ def prune_candidates(conn: sqlite3.Connection, project_id: str | None = None, *,
     return [dict(r) for r in rows]
 
 
-def prune(conn: sqlite3.Connection, record_ids: list[str]) -> int:
-    """Delete these records with their links and edges (one transaction); how many went."""
+def prune(conn: sqlite3.Connection, project_id: str, record_ids: list[str]) -> int:
+    """Delete these records of the project with their links and edges (one transaction); how many went."""
+    where, params = scope_sql(project_id, include_global=False)
     gone = 0
     with transaction(conn):
         for rid in record_ids:
-            gone += conn.execute("DELETE FROM records WHERE id = ?", (rid,)).rowcount
+            if not conn.execute(f"DELETE FROM records WHERE id = ? AND {where}", (rid, *params)).rowcount:
+                continue
+            gone += 1
             conn.execute("DELETE FROM record_entities WHERE record_id = ?", (rid,))
             conn.execute("DELETE FROM edges WHERE from_id = ? OR to_id = ?", (rid, rid))
     return gone
+
+
+def soft_archive(conn: sqlite3.Connection, project_id: str, record_ids: list[str], stamp: str) -> None:
+    """Take these records of the project out of the current view (``archived_at``), inside the
+    caller's transaction."""
+    where, params = scope_sql(project_id)
+    conn.executemany(f"UPDATE records SET archived_at = ? WHERE id = ? AND {where}",
+                     [(stamp, rid, *params) for rid in record_ids])

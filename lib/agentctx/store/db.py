@@ -171,7 +171,28 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator
     conn.execute("COMMIT")
 
 
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The number of migrations applied to this store."""
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def meta_value(conn: sqlite3.Connection, key: str) -> int:
+    """An integer kept in ``meta`` (0 when unset)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def set_meta_value(conn: sqlite3.Connection, key: str, value: int) -> None:
+    """Set an integer in ``meta``."""
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 (key, value))
+
+
 def generation(conn: sqlite3.Connection) -> int:
     """The store's change counter (see migration m001)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    return int(row[0]) if row else 0
+    return meta_value(conn, "generation")
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    """Mark a change that alters what a digest shows but is not a record write (the triggers count those)."""
+    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")

@@ -1,8 +1,10 @@
-"""Schema migrations: named functions applied in order over sqlite-utils, each recorded.
+"""Schema migrations: named functions applied in order by sqlite-utils' own ``Migrations``.
 
-``PRAGMA user_version`` holds the number of applied migrations so the hot path can check
-the schema with one pragma and without importing sqlite-utils; the ``_migrations`` table
-records each migration's name and time. Never edit a released migration: add a new one.
+The functions are listed here at import (no sqlite-utils import: the hook hot path imports this
+module for ``LATEST``); ``apply`` hands them to ``sqlite_utils.Migrations("agentctx")``, which
+records each in ``_sqlite_migrations`` and skips those already there. ``PRAGMA user_version``
+holds the number applied, so the hot path checks the schema with one pragma. Never edit a
+released migration: add a new one.
 """
 
 from __future__ import annotations
@@ -210,14 +212,34 @@ def m005_current_count_index(db: Database) -> None:
     db["records"].create_index(["project_id", "superseded_at", "archived_at"], index_name="records_current")
 
 
+@migration
+def m006_drop_unused_columns(db: Database) -> None:
+    """Drop columns nothing ever wrote: ``records.claudemd_drift_score`` (drift lives in the ``drift``
+    table; import still accepts the field) and ``injections.tokens`` (always 0; the session row
+    holds the token totals). ``DROP COLUMN`` needs SQLite 3.35: on an older library the columns
+    stay, unread (the cold partition keeps the same columns as ``records`` either way)."""
+    import sqlite3
+
+    if sqlite3.sqlite_version_info < (3, 35, 0):
+        return
+    for table, column in (("records", "claudemd_drift_score"), ("records_archive", "claudemd_drift_score"),
+                          ("injections", "tokens")):
+        if column in {c.name for c in db[table].columns}:
+            db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+
+
 LATEST = len(MIGRATIONS)
+
+
+SET_NAME = "agentctx"  # the migration set's name in ``_sqlite_migrations``
 
 
 def apply(conn: sqlite3.Connection) -> list[str]:
     """Apply pending migrations in one IMMEDIATE transaction; return the names applied.
 
     Safe against concurrent callers (the second waits, then finds nothing to do) and
-    against crashes (a failed run leaves the store exactly as it was).
+    against crashes (a failed run leaves the store exactly as it was: each migration runs
+    in a savepoint of the one transaction).
     """
     import sqlite_utils
 
@@ -228,18 +250,28 @@ def apply(conn: sqlite3.Connection) -> list[str]:
         if current >= LATEST:
             conn.execute("COMMIT")
             return []
-        if not db["_migrations"].exists():
-            db["_migrations"].create({"name": str, "applied_at": str}, pk="name")
-        done = []
-        from agentctx.clock import now
-
-        for fn in MIGRATIONS[current:]:
-            fn(db)
-            db["_migrations"].insert({"name": fn.__name__, "applied_at": now()}, replace=True)
-            done.append(fn.__name__)
+        plan = sqlite_utils.Migrations(SET_NAME)
+        for fn in MIGRATIONS:
+            plan()(fn)
+        _adopt_legacy_log(db, plan)
+        done = [m.name for m in plan.pending(db)]
+        plan.apply(db)
         conn.execute(f"PRAGMA user_version = {LATEST}")
         conn.execute("COMMIT")
         return done
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _adopt_legacy_log(db: Database, plan) -> None:
+    """Stores made before agentctx used sqlite-utils' Migrations logged them in ``_migrations``:
+    move those names (with their times) into ``_sqlite_migrations`` once, so none runs again."""
+    if not db["_migrations"].exists():
+        return
+    plan.ensure_migrations_table(db)
+    rows = db.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid").fetchall()
+    db["_sqlite_migrations"].insert_all(
+        ({"migration_set": SET_NAME, "name": name, "applied_at": at} for name, at in rows), ignore=True
+    )
+    db["_migrations"].drop()

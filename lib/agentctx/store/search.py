@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from agentctx import clock
 from agentctx.scoring import final_score
-from agentctx.store.records import COLUMNS
+from agentctx.store.records import COLUMNS, current_sql
 
 MAX_QUERY_TERMS = 24
 MAX_TERM_CHARS = 64
@@ -71,8 +71,19 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def _phrase(word: str) -> str:
+# BM25 column weights (title, body): a word in the title counts three times one in the body.
+BM25_WEIGHTS = (3.0, 1.0)
+BM25 = f"bm25(records_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]})"  # the one ranking expression over records_fts
+
+
+def phrase(word: str) -> str:
+    """One word as an FTS5 phrase: quotes doubled, so any text is literal (no operators, no columns)."""
     return '"' + word.replace('"', '""') + '"'
+
+
+def any_of(words: list[str]) -> str:
+    """An FTS5 MATCH expression for records holding any of ``words`` (each a literal phrase)."""
+    return " OR ".join(phrase(w) for w in words)
 
 
 def fts_query(text: str) -> str | None:
@@ -80,7 +91,7 @@ def fts_query(text: str) -> str | None:
     words = terms(text)
     if not words:
         return None
-    return " OR ".join(_phrase(w) for w in words)
+    return any_of(words)
 
 
 def informative(conn: sqlite3.Connection, words: list[str]) -> list[str]:
@@ -94,7 +105,7 @@ def informative(conn: sqlite3.Connection, words: list[str]) -> list[str]:
     (total,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
     counts = {}
     for word in words:
-        (n,) = conn.execute("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?", (_phrase(word),)).fetchone()
+        (n,) = conn.execute("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?", (phrase(word),)).fetchone()
         if n:
             counts[word] = n
     limit = max(COMMON_FRACTION * total, COMMON_MIN_RECORDS)
@@ -116,7 +127,7 @@ class Hit:
 def _scope_clause(include_superseded: bool) -> str:
     clause = "(r.project_id = ? OR r.scope = 'global')"
     if not include_superseded:
-        clause += " AND r.superseded_at IS NULL AND r.archived_at IS NULL"  # current and not rolled up
+        clause += " AND " + current_sql("r")  # current and not rolled up
     return clause
 
 
@@ -144,7 +155,7 @@ def _fts(conn, project_id, query, types, include_superseded, reference) -> list[
     # row before sorting costs ~15 ms at 100k records. If filtering (project, superseded,
     # type) leaves too few of those, rank the filtered set in full instead.
     sql = (
-        "WITH hits AS (SELECT rowid AS rid, bm25(records_fts, 3.0, 1.0) AS bm FROM records_fts "
+        f"WITH hits AS (SELECT rowid AS rid, {BM25} AS bm FROM records_fts "
         "WHERE records_fts MATCH ? ORDER BY bm LIMIT ?) "
         f"SELECT {cols}, hits.bm AS bm FROM hits JOIN records r ON r.seq = hits.rid WHERE {where} "
         "ORDER BY hits.bm LIMIT ?"
@@ -154,7 +165,7 @@ def _fts(conn, project_id, query, types, include_superseded, reference) -> list[
         (matches,) = conn.execute("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?", (query,)).fetchone()
         if matches > PRERANK:
             rows = conn.execute(
-                f"SELECT {cols}, bm25(records_fts, 3.0, 1.0) AS bm FROM records_fts "
+                f"SELECT {cols}, {BM25} AS bm FROM records_fts "
                 f"JOIN records r ON r.seq = records_fts.rowid WHERE records_fts MATCH ? AND {where} "
                 "ORDER BY bm LIMIT ?",
                 (query, project_id, *types, CANDIDATES),
@@ -222,7 +233,7 @@ def search(
     if words:
         try:
             useful = informative(conn, words)
-            hits = _fts(conn, project_id, " OR ".join(map(_phrase, useful)), types, include_superseded, reference) if useful else []
+            hits = _fts(conn, project_id, any_of(useful), types, include_superseded, reference) if useful else []
         except sqlite3.OperationalError:
             try:
                 hits = _like(conn, project_id, words, types, include_superseded, reference)
@@ -234,3 +245,18 @@ def search(
     skip = set(exclude)
     return [h for h in hits if h.record["id"] not in skip][:limit]
 
+
+def rank_among(conn: sqlite3.Connection, text: str, record_ids: Iterable[str], limit: int) -> list[str]:
+    """Of these record ids, those whose text matches ``text``, best BM25 first (a file's records
+    searched by topic). The ids come from a scoped read."""
+    match = fts_query(text)
+    if not match:
+        return []
+    import json
+
+    return [r[0] for r in conn.execute(
+        "SELECT r.id FROM records_fts JOIN records r ON r.seq = records_fts.rowid "
+        "WHERE records_fts MATCH ? AND r.id IN (SELECT value FROM json_each(?)) "
+        f"ORDER BY {BM25} LIMIT ?",
+        (match, json.dumps(list(record_ids)), limit),
+    )]

@@ -1,28 +1,84 @@
-"""Session rows, per-session dedup state and the token accounting of every injection."""
+"""Session rows, per-session dedup state and the token accounting of every injection.
+
+Every statement on ``sessions`` and ``injections`` is here; a session row is created in one
+place (:func:`ensure`), whichever hook or worker meets the session first.
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 
 from agentctx import clock
+from agentctx.store import records
 
 # Dedup rows of sessions that never reached SessionEnd are dropped after this long.
 STALE_INJECTION_DAYS = 3
 
 
+def ensure(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str | None = None, *,
+           source: str | None = None, refresh: bool = False, stamp: str | None = None) -> None:
+    """Create the session row if it is new. With ``refresh`` (SessionStart) an existing row takes
+    this project, folder and source and is open again."""
+    conflict = ("DO UPDATE SET project_id = excluded.project_id, cwd = excluded.cwd, source = excluded.source, "
+                "ended_at = NULL") if refresh else "DO NOTHING"
+    conn.execute(
+        "INSERT INTO sessions (session_id, project_id, cwd, source, started_at) VALUES (?, ?, ?, ?, ?) "
+        f"ON CONFLICT(session_id) {conflict}",
+        (session_id, project_id, cwd, source, stamp or clock.now()),
+    )
+
+
 def start(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str, source: str) -> None:
     """Create or refresh the session row. After compaction or /clear the model has lost
     what was injected earlier, so the session's dedup state is reset."""
-    stamp = clock.now()
-    conn.execute(
-        "INSERT INTO sessions (session_id, project_id, cwd, source, started_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT(session_id) DO UPDATE SET project_id = excluded.project_id, cwd = excluded.cwd, "
-        "source = excluded.source, ended_at = NULL",
-        (session_id, project_id, cwd, source, stamp),
-    )
+    ensure(conn, session_id, project_id, cwd, source=source, refresh=True)
     if source in ("compact", "clear"):
         conn.execute("DELETE FROM injections WHERE session_id = ?", (session_id,))
+
+
+def get(conn: sqlite3.Connection, session_id: str) -> dict | None:
+    """The session's row, or None."""
+    row = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return dict(row) if row else None
+
+
+def meta(conn: sqlite3.Connection, session_id: str) -> dict:
+    """The session's metadata (git branch, commits, PRs seen); {} when none or unreadable."""
+    row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    try:
+        value = json.loads(row["meta"]) if row and row["meta"] else {}
+    except ValueError:
+        value = {}
+    return value if isinstance(value, dict) else {}
+
+
+def set_meta(conn: sqlite3.Connection, session_id: str, value: dict) -> None:
+    """Replace the session's metadata."""
+    conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json.dumps(value), session_id))
+
+
+def save_extraction(conn: sqlite3.Connection, session_id: str, *, watermark: str | None = None, run: bool = True,
+                    input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0,
+                    billed: bool = False) -> None:
+    """After an extraction run, in one transaction: the new watermark (if given), one more run
+    (``run``), and the tokens and cost billed (``billed``)."""
+    from agentctx.store.db import transaction
+
+    with transaction(conn):
+        if watermark is not None:
+            conn.execute("UPDATE sessions SET extraction_watermark = ? WHERE session_id = ?", (watermark, session_id))
+        if run:
+            conn.execute("UPDATE sessions SET extraction_runs = extraction_runs + 1 WHERE session_id = ?",
+                         (session_id,))
+        if billed:
+            conn.execute(
+                "UPDATE sessions SET extraction_input_tokens = extraction_input_tokens + ?, "
+                "extraction_output_tokens = extraction_output_tokens + ?, "
+                "extraction_cost_usd = COALESCE(extraction_cost_usd, 0) + ? WHERE session_id = ?",
+                (input_tokens, output_tokens, cost_usd, session_id),
+            )
 
 
 def injected_ids(conn: sqlite3.Connection, session_id: str) -> set[str]:
@@ -37,25 +93,17 @@ def account(
     """Record one injection: dedup rows, the session's token total, access counts."""
     stamp = clock.now()
     record_ids = list(record_ids)
-    conn.execute(
-        "INSERT INTO sessions (session_id, project_id, started_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(session_id) DO NOTHING",
-        (session_id, project_id, stamp),
-    )
+    ensure(conn, session_id, project_id, stamp=stamp)
     conn.execute(
         "UPDATE sessions SET tokens_injected = tokens_injected + ?, injections = injections + 1 "
         "WHERE session_id = ?",
         (tokens, session_id),
     )
     conn.executemany(
-        "INSERT OR IGNORE INTO injections (session_id, record_id, injected_at, tokens, event) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [(session_id, rid, stamp, 0, event) for rid in record_ids],
+        "INSERT OR IGNORE INTO injections (session_id, record_id, injected_at, event) VALUES (?, ?, ?, ?)",
+        [(session_id, rid, stamp, event) for rid in record_ids],
     )
-    conn.executemany(
-        "UPDATE records SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-        [(stamp, rid) for rid in record_ids],
-    )
+    records.touch(conn, record_ids, stamp, project_id=project_id)
 
 
 def end(conn: sqlite3.Connection, session_id: str, reason: str | None) -> None:
@@ -66,3 +114,35 @@ def end(conn: sqlite3.Connection, session_id: str, reason: str | None) -> None:
     )
     conn.execute("DELETE FROM injections WHERE session_id = ?", (session_id,))
     conn.execute("DELETE FROM injections WHERE injected_at < ?", (clock.days_before(stamp, STALE_INJECTION_DAYS),))
+
+
+def recent(conn: sqlite3.Connection, project_id: str, limit: int = 10) -> list[dict]:
+    """The project's newest sessions: start, end, source, tokens injected, extraction cost."""
+    return [dict(r) for r in conn.execute(
+        "SELECT session_id, started_at, ended_at, source, tokens_injected, injections, extraction_cost_usd "
+        "FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?", (project_id, limit))]
+
+
+def timeline(conn: sqlite3.Connection, project_id: str, limit: int = 500) -> list[dict]:
+    """The project's last ``limit`` sessions, oldest first: tokens injected and extraction cost."""
+    rows = conn.execute(
+        """
+        SELECT * FROM (
+          SELECT session_id, started_at, ended_at, end_reason, tokens_injected, injections,
+                 extraction_cost_usd, extraction_runs, extraction_input_tokens, extraction_output_tokens
+          FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?
+        ) ORDER BY started_at
+        """,
+        (project_id, limit),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def totals(conn: sqlite3.Connection, project_id: str) -> dict:
+    """The project's sums over all sessions: tokens injected, extraction runs, tokens and cost."""
+    row = conn.execute(
+        "SELECT COALESCE(SUM(tokens_injected), 0), COALESCE(SUM(extraction_runs), 0), "
+        "COALESCE(SUM(extraction_input_tokens), 0), COALESCE(SUM(extraction_output_tokens), 0), "
+        "COALESCE(SUM(extraction_cost_usd), 0) FROM sessions WHERE project_id = ?", (project_id,)).fetchone()
+    return {"tokens_injected": row[0], "extraction_runs": row[1], "extraction_input_tokens": row[2],
+            "extraction_output_tokens": row[3], "extraction_cost_usd": row[4]}

@@ -21,6 +21,20 @@ def path() -> str:
     return paths.sub("vectors.db")
 
 
+def summary(file: str | None = None) -> dict:
+    """{"vectors": n, "vector_model": tag} read-only from the vector file (stdlib, no extension
+    loaded: the CLI's view); {"vectors_error": ...} when it cannot be read."""
+    try:
+        vc = sqlite3.connect(f"file:{file or path()}?mode=ro", uri=True)
+        try:
+            return {"vectors": vc.execute("SELECT COUNT(*) FROM vectors").fetchone()[0],
+                    "vector_model": (vc.execute("SELECT value FROM meta WHERE key = 'tag'").fetchone() or [None])[0]}
+        finally:
+            vc.close()
+    except sqlite3.Error as exc:
+        return {"vectors_error": str(exc)}
+
+
 def _open_vec(file: str):
     """An apsw connection with sqlite-vec loaded, or None when either is unavailable."""
     if os.environ.get("AGENTCTX_NO_VEC0", "").strip() == "1":

@@ -11,7 +11,7 @@ import click
 
 from agentctx import __version__, budgets, clock, paths, project
 from agentctx.injection import digest, turn
-from agentctx.scoring import CONFIDENCES, SCOPES, TYPES
+from agentctx.kinds import CONFIDENCES, SCOPES, TYPES
 from agentctx.sharing import transfer
 from agentctx.store import db, records, search
 

@@ -50,7 +50,9 @@ def run(home: str | None = None, echo: Callable[[str], None] = print) -> None:
         fh.write('[remote "origin"]\n\turl = git@github.com:acme/payments-api.git\n')
 
     from agentctx import clock, project
-    from agentctx.injection import digest, turn
+    from agentctx.hookio import HookEvent
+    from agentctx.injection.session_start import on_session_start
+    from agentctx.injection.user_prompt_submit import on_user_prompt_submit
     from agentctx.store import db, records
 
     conn = db.connect()
@@ -74,11 +76,11 @@ def run(home: str | None = None, echo: Callable[[str], None] = print) -> None:
 
     echo(f"agentctx demo · store {os.environ['AGENTCTX_HOME']} · project {proj.name} ({proj.id})")
     s1 = {"session_id": "demo-1", "cwd": workdir, "source": "startup"}
-    show("1. SessionStart injects (hard cap 1,500 tokens)", context(digest.on_session_start(s1)))
+    show("1. SessionStart injects (hard cap 1,500 tokens)", context(on_session_start(HookEvent("SessionStart", s1))))
     for n, prompt in ((2, PROMPTS[0]), (3, PROMPTS[1])):
-        show(f"{n}. UserPromptSubmit for {prompt!r}", context(turn.on_user_prompt({**s1, "prompt": prompt})))
+        show(f"{n}. UserPromptSubmit for {prompt!r}", context(on_user_prompt_submit(HookEvent("UserPromptSubmit", {**s1, "prompt": prompt}))))
     show("4. The same prompt again in this session: nothing is repeated",
-         context(turn.on_user_prompt({**s1, "prompt": PROMPTS[1]})))
+         context(on_user_prompt_submit(HookEvent("UserPromptSubmit", {**s1, "prompt": PROMPTS[1]}))))
 
     rest = next(r for r in records.active(conn, proj.id, ["decision"]) if "REST" in r["title"])
     new = records.supersede(
@@ -89,12 +91,12 @@ def run(home: str | None = None, echo: Callable[[str], None] = print) -> None:
     )
     echo(f"\n=== 5. Decision superseded: {rest['title']!r} → {new['title']!r} (valid from 2026-03-01) ===")
     s2 = {**s1, "session_id": "demo-2"}
-    text = context(digest.on_session_start(s2))
+    text = context(on_session_start(HookEvent("SessionStart", s2)))
     show("6. Next SessionStart: decisions now in force (REST is gone, gRPC is in)",
          "\n".join(line for line in text.splitlines() if "[decision]" in line))
     s3 = {**s1, "session_id": "demo-3"}
     show(f"7. A prompt in a session without the digest: {PROMPTS[2]!r}",
-         context(turn.on_user_prompt({**s3, "prompt": PROMPTS[2]})))
+         context(on_user_prompt_submit(HookEvent("UserPromptSubmit", {**s3, "prompt": PROMPTS[2]}))))
     before = records.history(conn, proj.id, at=clock.parse("2026-02-15", end_of_day=True), types=["decision"])
     show("8. History: decisions that were true on 2026-02-15 (as known today)",
          "\n".join(f"- {r['title']} (valid from {r['valid_from'][:10]})" for r in before))

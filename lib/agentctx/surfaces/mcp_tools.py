@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from agentctx import budgets, paths, project
 from agentctx.capture import stack
-from agentctx.scoring import SCOPES, TYPES
+from agentctx.kinds import SCOPES, TYPES
 from agentctx.store import db, graph, records, search
 
 SEARCH_RESULTS = 15
@@ -39,19 +39,6 @@ class ToolInputError(ValueError):
     """A call the tool refuses; the message says what was wrong and what to do instead."""
 
 
-def clip_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
-    """Shorten ``text`` so ``budgets.estimate_tokens`` gives at most ``max_tokens``."""
-    if budgets.estimate_tokens(text) <= max_tokens:
-        return text
-    budget = max(0, max_tokens - budgets.estimate_tokens(marker)) * 4  # in quarter tokens
-    used = 0
-    for i, ch in enumerate(text):
-        used += 1 if ch.isascii() else 4
-        if used > budget:
-            return text[:i].rstrip() + marker
-    return text
-
-
 def status(rec: dict) -> str:
     """``current``, ``pinned`` or ``superseded``, plus ``global`` / ``inferred`` when they apply."""
     parts = ["superseded" if rec.get("superseded_at") else "pinned" if rec.get("pinned") else "current"]
@@ -67,12 +54,12 @@ def index_line(rec: dict, extra: str = "") -> str:
     date = (rec.get("valid_from") or rec.get("recorded_at") or "")[:10]
     head = f"- {rec['id']} | {rec['type']} | {date} | {status(rec)}{extra} | "
     room = RESULT_TOKENS - budgets.estimate_tokens(head)
-    title = clip_tokens(" ".join(rec["title"].split()), min(room, 32))
+    title = budgets.clip_tokens(" ".join(rec["title"].split()), min(room, 32))
     line = head + title
     body = " ".join((rec.get("body") or "").split())
     left = RESULT_TOKENS - budgets.estimate_tokens(line + " -- ")
     if body and left >= 6:
-        line += " -- " + clip_tokens(body, min(left, 14))
+        line += " -- " + budgets.clip_tokens(body, min(left, 14))
     return line
 
 
@@ -250,7 +237,7 @@ class Service:
             raise ToolInputError(f"query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}. Search with "
                                  "a few distinctive words (an error message, a function or file name), not a document.")
         if not search.terms(query):
-            raise ToolInputError(f"query {clip_tokens(query, 20)!r} has no searchable words (only punctuation or "
+            raise ToolInputError(f"query {budgets.clip_tokens(query, 20)!r} has no searchable words (only punctuation or "
                                  "very common words); use distinctive words.")
         types = [_choice("type", rtype, TYPES)] if rtype else []
         scope = _choice("scope", scope, (*SCOPES, "all")) if scope else "all"
@@ -272,7 +259,7 @@ class Service:
                                                         limit=40 if scope == "project" else SEARCH_RESULTS)]
             recs = [r for r in recs if scope != "project" or r["scope"] == "project"]
             where = ""
-        shown = clip_tokens(" ".join(query.split()), 20)
+        shown = budgets.clip_tokens(" ".join(query.split()), 20)
         if not recs:
             return (f"No current records match {shown!r}{where} in project {proj.name}. Try other words"
                     + (", drop the type filter" if types else "") + ", or ctx_related(file) for a file's records.")
@@ -292,7 +279,7 @@ class Service:
         rows = conn.execute(
             "SELECT r.id FROM records_fts JOIN records r ON r.seq = records_fts.rowid "
             "WHERE records_fts MATCH ? AND r.id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY bm25(records_fts, 3.0, 1.0) LIMIT ?",
+            f"ORDER BY {search.BM25} LIMIT ?",
             (match, json.dumps(list(by_id)), SEARCH_RESULTS),
         ).fetchall()
         return [by_id[r[0]] for r in rows]
@@ -426,7 +413,7 @@ class Service:
                  + ("" if prop["exists"] else " (the file does not exist yet)") + ":", *prop["lines"],
                  *(f"(by hand) {x}" for x in prop["not_applied"])]
         if prop["diff"]:
-            lines += ["", "Proposed change (unified diff):", clip_tokens(prop["diff"], 6000)]
+            lines += ["", "Proposed change (unified diff):", budgets.clip_tokens(prop["diff"], 6000)]
         lines += ["", "Nothing was written. Show this to the user; apply only after they confirm, with "
                       "`agentctx sync --yes` (Bash). They may also edit CLAUDE.md by hand."]
         return "\n".join(lines)

@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agentctx import paths
+from agentctx import fsio, kinds, paths
 from agentctx.store import db, records
 from agentctx.surfaces.ui import data
 from agentctx.surfaces.ui.guard import Activity, Guard
@@ -144,6 +144,7 @@ def index_page(token: str, project_id: str | None) -> str:
     return (page.replace("{{IMPORTMAP}}", _importmap())
             .replace("{{TOKEN}}", html.escape(token))
             .replace("{{PROJECT}}", html.escape(project_id or ""))
+            .replace("{{TYPES}}", html.escape(json.dumps(list(kinds.TYPES))))
             .replace("{{GRAPH_LIB}}", GRAPH_LIB))
 
 
@@ -192,11 +193,7 @@ def state_path() -> str:
 
 
 def _write_json(path: str, value: dict) -> None:
-    paths.ensure(os.path.dirname(path))
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(value, fh)
-    os.replace(tmp, path)
+    fsio.write_json(path, value)
 
 
 def serve(*, port: int | None = None, idle_seconds: float = IDLE_SECONDS, open_browser: bool = False,

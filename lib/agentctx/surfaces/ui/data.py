@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import sqlite3
 
-from agentctx.scoring import SCOPES, TYPES
+from agentctx.kinds import SCOPES, TYPES
 from agentctx.store import records, search
 from agentctx.store.records import COLUMNS
 

@@ -7,7 +7,7 @@ const html = htm.bind(h);
 const TOKEN = document.querySelector('meta[name="agentctx-token"]').content;
 const START_PROJECT = document.querySelector('meta[name="agentctx-project"]').content;
 const VIEWS = ["projects", "records", "graph", "profile", "sessions", "sync"];
-const TYPES = ["decision", "convention", "preference", "discovery", "bugfix", "handover", "profile"];
+const TYPES = JSON.parse(document.querySelector('meta[name="agentctx-types"]').content);  // from agentctx.kinds
 const COLORS = { decision: "#2f6fde", convention: "#7a4cc2", preference: "#c2410c", discovery: "#0e8a6a",
   bugfix: "#b42318", handover: "#64748b", profile: "#a16207", file: "#94a3b8" };
 
