@@ -5,6 +5,7 @@ Run from the repository root::
     uv run python bench/mcp_bench.py                 # stores of 10k and 100k records
     uv run python bench/mcp_bench.py --quick         # 10k only, fewer runs (writes mcp-quick.*)
     uv run python bench/mcp_bench.py --drop-caches   # also true cold starts (Linux, root: drops the page cache)
+    uv run python bench/mcp_bench.py --empty-cache 3 # also 3 starts from an EMPTY uv cache (downloads from PyPI)
 
 Startup is timed as Claude Code starts the server: ``sh mcp/launch.sh`` (the plugin.json entry), a
 JSON-RPC ``initialize`` written to its stdin at once, the clock stopped when the answer line arrives;
@@ -14,7 +15,11 @@ then ``tools/list`` and a first ``ctx_search`` (which waits for the store warm-u
   wheel cache, offline) and Python compiles every module on first import;
 * cold: the first start after that, in a new process (bytecode cached, OS page cache warm, as after any
   earlier session); with ``--drop-caches`` also cold starts after ``echo 3 > /proc/sys/vm/drop_caches``;
-* warm: later starts of the same environment.
+* warm: later starts of the same environment;
+* with ``--empty-cache N``: N starts from an empty uv cache (``UV_CACHE_DIR`` a new temporary folder, online),
+  as on a machine that never ran agentctx: uv downloads every wheel ``mcp/server.py.lock`` pins, builds the
+  environment, then the server starts; and, for comparison, N more with the lock removed (uv resolves
+  against PyPI first).
 
 Also timed: ``import mcp.server.mcpserver`` and ``pass`` with the script environment's Python, and
 ``uv run --script`` on an empty script with the server's dependencies (what uv itself costs).
@@ -79,14 +84,16 @@ def stats(samples: list[float]) -> dict:
             "samples_ms": [round(s, 2) for s in samples]}
 
 
-def server_env(home: str, project: str) -> dict[str, str]:
+def server_env(home: str, project: str, *, offline: bool = True) -> dict[str, str]:
     uv = shutil.which("uv") or os.path.expanduser("~/.local/bin/uv")
     env = {"PATH": os.pathsep.join(dict.fromkeys([os.path.dirname(uv), "/usr/local/bin", "/usr/bin", "/bin"])),
            "HOME": os.path.expanduser("~"), "LANG": "C.UTF-8", "AGENTCTX_HOME": home,
-           "CLAUDE_PROJECT_DIR": project, "UV_OFFLINE": "1"}
-    for name in ("UV_CACHE_DIR", "UV_PYTHON", "XDG_CACHE_HOME", "TMPDIR"):
-        if name in os.environ:
-            env[name] = os.environ[name]
+           "CLAUDE_PROJECT_DIR": project}
+    for name, value in os.environ.items():  # what a shell passes on: uv settings, CA bundles, cache location
+        if name.startswith("UV_") or name in ("XDG_CACHE_HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR"):
+            env[name] = value
+    if offline:
+        env["UV_OFFLINE"] = "1"
     return env
 
 
@@ -151,7 +158,7 @@ def start(plugin_root: str, env: dict[str, str], cwd: str) -> dict:
         t_search = server.elapsed_ms()
     finally:
         server.close()
-    assert init["serverInfo"]["name"] == "agentctx" and len(tools) == 6
+    assert init["serverInfo"]["name"] == "agentctx" and {"ctx_search", "ctx_get"} <= {t["name"] for t in tools}
     return {"initialize_ms": t_init, "tools_list_ms": t_list, "first_search_ms": t_search}
 
 
@@ -179,9 +186,30 @@ def drop_caches() -> bool:
         return False
 
 
-def bench_startup(work: str, home: str, project: str, runs: int, fresh: int, cold_drop: int) -> dict:
+def bench_empty_cache(work: str, home: str, project: str, runs: int, *, locked: bool) -> list[dict]:
+    """Starts from an empty uv cache (online), each in a new plugin folder and a new temporary cache."""
+    samples = []
+    for n in range(runs):
+        root = copy_plugin(os.path.join(work, f"plugin-empty-{'locked' if locked else 'unlocked'}-{n}"))
+        if not locked:
+            os.remove(os.path.join(root, "mcp", "server.py.lock"))
+        cache = tempfile.mkdtemp(prefix="agentctx-bench-uv-cache-")
+        try:
+            env = {**server_env(home, project, offline=False), "UV_CACHE_DIR": cache}
+            samples.append(start(root, env, project))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    return samples
+
+
+def bench_startup(work: str, home: str, project: str, runs: int, fresh: int, cold_drop: int,
+                  empty_cache: int = 0) -> dict:
     env = server_env(home, project)
-    summary: dict[str, list] = {"first": [], "cold": [], "warm": [], "cold_dropped": []}
+    summary: dict[str, list] = {"empty_cache": [], "empty_cache_unlocked": [], "first": [], "cold": [], "warm": [],
+                                "cold_dropped": []}
+    if empty_cache:
+        summary["empty_cache"] = bench_empty_cache(work, home, project, empty_cache, locked=True)
+        summary["empty_cache_unlocked"] = bench_empty_cache(work, home, project, empty_cache, locked=False)
     for n in range(fresh):
         root = copy_plugin(os.path.join(work, f"plugin-{n}"))
         env_dir = None
@@ -334,14 +362,18 @@ def report(data: dict, command: str) -> str:
         "| start | runs | `initialize` answered | `tools/list` answered | first `ctx_search` answered |",
         "|---|---:|---:|---:|---:|",
     ]
-    labels = {"first": "first start: new uv script environment (offline, from uv's cache) + bytecode compile",
+    labels = {"empty_cache": "empty uv cache (online): wheels pinned by mcp/server.py.lock downloaded, environment "
+                             "built, then the server",
+              "empty_cache_unlocked": "empty uv cache (online), lock removed: uv resolves against PyPI first",
+              "first": "first start: new uv script environment (offline, from uv's cache) + bytecode compile",
               "cold": "cold: first start after that, new process",
               "cold_dropped": "cold, OS page cache dropped before each start",
               "warm": "warm: later starts"}
-    for kind in ("first", "cold", "cold_dropped", "warm"):
+    for kind in ("empty_cache", "empty_cache_unlocked", "first", "cold", "cold_dropped", "warm"):
         if kind in s:
             row = s[kind]
-            mark = f" {ok(row['initialize_ms']['median_ms'], TARGETS['initialize_cold_ms'])}" if kind != "first" else ""
+            mark = f" {ok(row['initialize_ms']['median_ms'], TARGETS['initialize_cold_ms'])}" \
+                if kind in ("cold", "cold_dropped", "warm") else ""
             lines.append(f"| {labels[kind]} | {row['initialize_ms']['runs']} | {ms(row['initialize_ms'])}{mark} | "
                          f"{ms(row['tools_list_ms'])} | {ms(row['first_search_ms'])} |")
     lines += ["", f"Target: `initialize` answered ≤ {TARGETS['initialize_cold_ms']:,} ms cold. Where the time goes "
@@ -381,6 +413,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fresh", type=int, default=3, help="first starts, each in a new script environment")
     ap.add_argument("--rounds", type=int, default=10, help="passes over the 30 queries (default 10)")
     ap.add_argument("--drop-caches", action="store_true", help="also time cold starts with the page cache dropped")
+    ap.add_argument("--empty-cache", type=int, default=0, metavar="N",
+                    help="also N starts from an empty uv cache (online; downloads the server's wheels each time)")
     ap.add_argument("--quick", action="store_true", help="10k only, few runs; writes mcp-quick.*")
     ap.add_argument("--out", default=os.path.join(BENCH, "results"))
     args = ap.parse_args(argv)
@@ -398,7 +432,7 @@ def main(argv: list[str] | None = None) -> None:
             if n == sizes[0]:
                 print("startup ...", flush=True)
                 data["startup"] = bench_startup(work, home, project, args.runs, args.fresh,
-                                                min(5, args.runs) if args.drop_caches else 0)
+                                                min(5, args.runs) if args.drop_caches else 0, args.empty_cache)
                 data["imports"] = bench_imports(args.runs)
                 data["server_python"] = sh([data["imports"]["_python"], "-c",
                                             "import sys; print(sys.version.split()[0])"])

@@ -67,7 +67,7 @@ class Client:
 
 
 def start_server(ready: str) -> subprocess.Popen:
-    from agentctx.surfaces.cli_ui import server_command
+    from agentctx.surfaces.cli.ui import server_command
 
     argv = server_command(port=None, project_id=None, idle_minutes=30, browser=False, ready_file=ready, quiet=True)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -7,6 +7,26 @@ event="$1"
 root="${CLAUDE_PLUGIN_ROOT:-}"
 [ -n "$root" ] && [ -f "$root/hooks/$event.py" ] || root=$(CDPATH= cd -- "$(dirname -- "$0")/.." 2>/dev/null && pwd)
 
+if [ "$event" = "session_end" ] && [ -z "${AGENTCTX_SESSION_END_DETACHED:-}" ]; then
+  # Claude Code gives all SessionEnd hooks ~1.5 s together and cancels what runs longer (it did, on a busy
+  # machine, in 2 of 6 real sessions). So the event is saved and handed whole to a detached process in its
+  # own session (Claude Code exiting does not end it), and this hook returns at once.
+  payload=$(mktemp "${TMPDIR:-/tmp}/agentctx-session-end.XXXXXX" 2>/dev/null) || payload=""
+  if [ -n "$payload" ] && cat >"$payload"; then
+    export AGENTCTX_SESSION_END_DETACHED=1
+    set -- sh -c 'sh "$1" session_end <"$2"; rm -f "$2"' agentctx-session-end "$root/hooks/launch.sh" "$payload"
+    if command -v setsid >/dev/null 2>&1; then
+      setsid "$@" </dev/null >/dev/null 2>&1 &
+    elif command -v perl >/dev/null 2>&1; then
+      perl -MPOSIX -e 'POSIX::setsid(); exec @ARGV or exit 1' "$@" </dev/null >/dev/null 2>&1 &
+    else
+      (trap '' HUP INT TERM; exec "$@") </dev/null >/dev/null 2>&1 &
+    fi
+    exit 0
+  fi
+  [ -z "$payload" ] || rm -f "$payload"
+fi
+
 . "$root/lib/find_uv.sh"
 find_uv
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=4.0"]  # imported only to migrate an outdated store
+# dependencies = ["sqlite-utils>=4.0", "tomli>=2; python_version < '3.11'"]
+# # sqlite-utils: imported only to migrate an outdated store; tomli: .agentctx/config.toml on Python 3.10
 # ///
 """SessionEnd hook: see lib/agentctx/capture/session_end.py. Fails open: always exits 0."""
 

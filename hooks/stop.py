@@ -1,7 +1,7 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = []
+# dependencies = ["tomli>=2; python_version < '3.11'"]  # .agentctx/config.toml on Python 3.10
 # ///
 """Stop hook: see lib/agentctx/capture/stop.py. Starts extraction detached; prints nothing; exits 0."""
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=4.0", "click>=8.1", "tomli>=2; python_version < '3.11'"]
+# dependencies = ["sqlite-utils>=4.0", "click>=8.1", "tomli>=2; python_version < '3.11'", "psycopg[binary]>=3.2"]
 # ///
 """Entry point for ``bin/agentctx`` (the plugin's CLI on Claude's Bash PATH)."""
 

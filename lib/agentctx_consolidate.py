@@ -2,7 +2,7 @@
 # /// script
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=4.0", "anthropic>=0.69", "model2vec>=0.6", "numpy>=1.26", "apsw>=3.46",
-#                 "sqlite-vec>=0.1.6"]
+#                 "sqlite-vec>=0.1.6", "tomli>=2; python_version < '3.11'", "psycopg[binary]>=3.2"]
 # ///
 """The consolidation pass SessionEnd starts detached (and ``agentctx consolidate`` runs): see
 lib/agentctx/consolidation/consolidate.py.

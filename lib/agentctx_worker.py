@@ -1,7 +1,7 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=4.0", "anthropic>=0.69"]
+# dependencies = ["sqlite-utils>=4.0", "anthropic>=0.69", "tomli>=2; python_version < '3.11'"]
 # ///
 """The extraction worker the Stop hook starts detached: see lib/agentctx/capture/worker.py and extract.py.
 

@@ -190,11 +190,12 @@ async def ctx_supersede(
     new_body: Annotated[str, Field(description="What is true now.")],
     rationale: Annotated[str, Field(description="Why it changed.")],
     ctx: Context,
-    new_title: Annotated[str | None, Field(description="A new title when the old one no longer holds.")] = None,
+    new_title: Annotated[str | None, Field(description="The new fact in one line; default: the first sentence "
+                                                       "of new_body (never the old title).")] = None,
 ) -> str:
     """Replace a recorded fact that is no longer true (we moved from REST to gRPC; the test command changed).
     The old record leaves the current view but stays in history with its dates; the new one keeps its type,
-    scope and key, and records the rationale. Give new_title when the old title would be wrong."""
+    scope and key, and records the rationale. Its title is new_title, else the first sentence of new_body."""
     return await _call(ctx, "supersede", old_id, new_body, rationale, new_title)
 
 
@@ -209,11 +210,13 @@ async def ctx_project(ctx: Context) -> str:
 
 @mcp.tool(annotations=READ, structured_output=False)
 async def ctx_related(
-    file: Annotated[str, Field(description="A file path in the repository, relative or absolute.")],
+    file: Annotated[str, Field(description="A file path in the repository, relative or absolute (or the exact name "
+                                           "of a symbol, package or command records are about).")],
     ctx: Context,
 ) -> str:
-    """Records linked to a file: decisions, conventions, bugfixes and discoveries about it, directly or
-    through the records they replaced or share files with. Check before editing a file that may have
+    """Records linked to a file: decisions, conventions, bugfixes and discoveries about it (a record is linked to
+    the files, symbols, packages and commands it mentions), directly or through the records they replaced or
+    share files with. Check before editing a file that may have
     history. Compact index lines like ctx_search; ctx_get the ids you need."""
     return await _call(ctx, "related", file)
 

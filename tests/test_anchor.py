@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -15,18 +12,7 @@ import pytest
 from agentctx import budgets, paths, project
 from agentctx.capture import anchor
 from agentctx.store import db, graph, records
-from tests.support.hooks import ROOT, context_of, run_hook
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _warm_hook_envs(tmp_path_factory):
-    """Create the hooks' uv script environments once with the full environment, as .ci/run does for
-    the other hooks: the hook runs below get a minimal environment (no proxy or CA settings)."""
-    data = tmp_path_factory.mktemp("warm")
-    for hook in ("pre_compact", "session_start"):
-        subprocess.run([shutil.which("uv") or "uv", "run", "--quiet", "--script", str(ROOT / "hooks" / f"{hook}.py")],
-                       input=b"{}", env={**os.environ, "AGENTCTX_HOME": str(data)}, cwd=ROOT, capture_output=True,
-                       timeout=600)
+from tests.support.hooks import context_of, run_hook
 
 
 class Transcript:

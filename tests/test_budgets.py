@@ -132,7 +132,7 @@ def _check_digest(conn: sqlite3.Connection, dig: digest.Digest) -> None:
     assert dig.record_ids, "records were kept"
     blocks = set()
     for rid in dig.record_ids:
-        rec = records.resolve(conn, rid)
+        rec = records.resolve(conn, rid, all_projects=True)
         section = SECTION_OF[rec["type"]]
         show_type = section == "decisions"
         block = render.record_block(rec, body_chars=digest.BODY_CHARS[section], show_type=show_type)
@@ -190,7 +190,7 @@ def test_digest_hint_counts_what_is_not_shown(conn: sqlite3.Connection, proj: pr
     _stuff(conn, proj)
     dig = digest.build(conn, proj)
     total = sum(c["active"] for c in records.counts(conn, proj.id).values())
-    shown_here = [rid for rid in dig.record_ids if records.resolve(conn, rid)["project_id"] == proj.id]
+    shown_here = [rid for rid in dig.record_ids if records.resolve(conn, rid, all_projects=True)["project_id"] == proj.id]
     m = re.search(r"^(\d+) more records for this project are searchable", dig.text, re.M)
     assert m, dig.text
     assert int(m.group(1)) == total - len(shown_here)
@@ -259,7 +259,7 @@ def test_turn_select_budget_and_dedup(conn: sqlite3.Connection, proj: project.Pr
         assert len(text) < budgets.MAX_INJECTED_CHARS
         assert not seen & set(ids), "a record already injected in this session is never repeated"
         for rid in ids:
-            rec = records.resolve(conn, rid)
+            rec = records.resolve(conn, rid, all_projects=True)
             assert render.record_block(rec, body_chars=turn.BODY_CHARS) in text.splitlines()
         assert len([ln for ln in text.splitlines() if ln.startswith("- ")]) == len(ids)
         seen |= set(ids)

@@ -139,7 +139,7 @@ def test_list(run: Run, tmp_path: Path) -> None:
     listed = as_json(run("list", "--json"))
     titles = [r["title"] for r in listed]
     assert titles[0] == "Pinned convention"
-    assert set(titles) == {"First decision", "A bugfix", "Pinned convention", "Global pref", "Old"}
+    assert set(titles) == {"First decision", "A bugfix", "Pinned convention", "Global pref", "new"}  # new fact, new title
     assert old["id"] not in [r["id"] for r in listed]
     assert [r["id"] for r in as_json(run("list", "--type", "bugfix", "--json"))] == [b["id"]]
     assert {r["id"] for r in as_json(run("list", "--type", "bugfix", "--type", "decision", "--json"))} >= {a["id"], b["id"]}

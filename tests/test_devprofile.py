@@ -75,7 +75,7 @@ def test_inferred_is_promoted_after_three_distinct_sessions(conn, here, other):
     [rec] = globals_(conn)
     assert rec["project_id"] == here.id and rec["reinforce_count"] == 2
     assert devprofile.sessions_of(conn, rec["id"]) == ["s1", "s2", "s3"]
-    assert records.resolve(conn, rec["id"])["confidence"] == "reinforced"  # promoted on the third session
+    assert records.resolve(conn, rec["id"], all_projects=True)["confidence"] == "reinforced"  # promoted on the third session
     assert devprofile.promote(conn) == 0
     for p in (here, other):
         assert RULE in developer_section(digest.build(conn, p).text)
@@ -91,7 +91,7 @@ def test_promote_sweeps_preferences_seen_in_three_sessions(conn, here):
     graph.edge(conn, recs[2]["id"], recs[0]["id"], "derives_from")  # an edge to a record is not a session
     graph.edge(conn, recs[2]["id"], "s1", "derives_from")
     assert devprofile.promote(conn) == 2
-    assert [records.resolve(conn, r["id"])["confidence"] for r in (*recs, project_pref)] == [
+    assert [records.resolve(conn, r["id"], all_projects=True)["confidence"] for r in (*recs, project_pref)] == [
         "reinforced", "reinforced", "inferred", "inferred"]
     assert devprofile.promote(conn) == 0
 
@@ -174,14 +174,14 @@ def test_profile_show_edit_clear(conn, here, other, run):
     assert edited["title"] == "Type hints on public APIs" and edited["scope"] == "global"
     tabs = data[1]["id"]
     out = run("profile", "edit", tabs, "--project-only")
-    assert out.exit_code == 0 and records.resolve(conn, tabs)["scope"] == "project"
+    assert out.exit_code == 0 and records.resolve(conn, tabs, all_projects=True)["scope"] == "project"
     out = run("profile", "edit", tabs, "--rule", "x")
     assert out.exit_code == 1 and "not a global preference" in out.stderr
     assert run("profile", "edit", rid).exit_code == 1
 
     out = run("profile", "clear", rid)
     assert out.exit_code == 0 and "cleared" in out.stdout
-    gone = records.resolve(conn, rid)
+    gone = records.resolve(conn, rid, all_projects=True)
     assert gone["superseded_at"] and gone["valid_to"] and gone["superseded_by"] is None
     assert "Type hints" not in digest.build(conn, here).text
     assert json.loads(run("profile", "show", "--json").stdout) == []

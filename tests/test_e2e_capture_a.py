@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,16 +22,6 @@ from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _warm_hook_envs(tmp_path_factory):
-    """Create the hooks' uv script environments with the full environment (as .ci/run does for the
-    other hooks): the CLI runs them offline with a minimal environment."""
-    data = tmp_path_factory.mktemp("warm")
-    for hook in ("post_tool_use", "pre_compact", "session_start", "user_prompt_submit", "session_end"):
-        subprocess.run([shutil.which("uv") or "uv", "run", "--quiet", "--script", str(ROOT / "hooks" / f"{hook}.py")],
-                       input=b"{}", env={**os.environ, "AGENTCTX_HOME": str(data)}, cwd=ROOT, capture_output=True,
-                       timeout=600)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """The MCP tools through the real Claude Code CLI: a scripted model calls ctx_search, then ctx_get.
 
-Claude Code starts the plugin's MCP server itself (``mcpServers`` in plugin.json). With tool search on (the
-default) the tools are deferred: the model may load them with ``ToolSearch`` first or call them directly;
-with ``ENABLE_TOOL_SEARCH=false`` their schemas are in ``tools`` from the first request.
+Claude Code starts the plugin's MCP server itself (``mcpServers`` in plugin.json), in the background. The
+prompt is sent once ``/mcp`` (the ``mcp_status`` control request) shows the server connected, as a user or an
+SDK client waits for it (``run_claude_session``): ``-p`` alone waits only ~2 s, so a server that starts slower
+on a busy machine would be missing from the first request. With tool search on (the default) the tools are
+deferred: the model may load them with ``ToolSearch`` first or call them directly; with
+``ENABLE_TOOL_SEARCH=false`` their schemas are in ``tools`` from the first request.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from agentctx.store import db, records
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
-from tests.support.claude_cli import run_claude
+from tests.support.claude_cli import run_claude_session
 
 pytestmark = pytest.mark.claude
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,11 +82,13 @@ def test_search_then_get_through_claude_code(claude, bundle, world, tmp_path, mo
     model = Model(tool_search=mode == "toolsearch-select")
     extra = {"ENABLE_TOOL_SEARCH": "false"} if mode == "toolsearch-off" else {}
     with fake_api.FakeMessagesAPI(responder=model) as api:
-        run = run_claude(work, tmp_path / "home", "How do background jobs work here?", base_url=api.base_url,
-                         plugin_dir=bundle, extra_env=plugin_env(data, **extra),
-                         extra_args=["--allowedTools", f"{SEARCH},{GET}"], timeout=180).check()
-    assert run.json["permission_denials"] == []
-    assert run.json["result"] == "Background jobs run on Dramatiq."
+        run = run_claude_session(work, tmp_path / "home", "How do background jobs work here?",
+                                 base_url=api.base_url, plugin_dir=bundle, extra_env=plugin_env(data, **extra),
+                                 extra_args=["--allowedTools", f"{SEARCH},{GET}"], timeout=180).check()
+    server = next(s for s in run.mcp_servers if s["name"] == "plugin:agentctx:agentctx")
+    assert server["status"] == "connected" and {"ctx_search", "ctx_get"} <= {t["name"] for t in server["tools"]}
+    assert run.result["permission_denials"] == []
+    assert run.result["result"] == "Background jobs run on Dramatiq."
 
     first = model.bodies[model.steps[0]]
     tool_names = {t.get("name") for t in first.get("tools") or []}
@@ -125,9 +130,9 @@ def test_bad_call_is_a_tool_error_and_the_server_keeps_serving(claude, bundle, w
         return fake_api.text("ok")
 
     with fake_api.FakeMessagesAPI(responder=model) as api:
-        run_claude(work, tmp_path / "home", "look it up", base_url=api.base_url, plugin_dir=bundle,
-                   extra_env=plugin_env(data, ENABLE_TOOL_SEARCH="false"),
-                   extra_args=["--allowedTools", f"{SEARCH},{GET}"], timeout=180).check()
+        run_claude_session(work, tmp_path / "home", "look it up", base_url=api.base_url, plugin_dir=bundle,
+                           extra_env=plugin_env(data, ENABLE_TOOL_SEARCH="false"),
+                           extra_args=["--allowedTools", f"{SEARCH},{GET}"], timeout=180).check()
     error = fake_api.tool_results(bodies[1])[0]
     assert error.get("is_error") is True
     assert "no record 01ZZZZZZZZZZZZZZZZZZZZZZZZ in this project" in json.dumps(error)

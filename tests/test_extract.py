@@ -267,7 +267,7 @@ def test_supersedes_an_active_decision(api, tx, repo, conn, proj):
     result = run(tx, repo)
     assert result.status == "written"
     assert old["id"] in api.message_requests[0].body["messages"][0]["content"]  # shown to the model
-    retired = records.resolve(conn, old["id"])
+    retired = records.resolve(conn, old["id"], all_projects=True)
     assert retired["superseded_at"] and retired["superseded_by"] == result.written[0]
 
 
@@ -281,8 +281,8 @@ def test_supersedes_of_a_missing_or_retired_id_is_ignored(api, tx, repo, conn, p
     result = run(tx, repo)
     assert result.status == "written" and len(result.written) == 2
     assert sum("ignored" in n for n in result.notes) == 2
-    assert records.resolve(conn, keep["id"])["superseded_at"] is None
-    assert records.resolve(conn, gone["id"])["superseded_by"] != result.written[1]
+    assert records.resolve(conn, keep["id"], all_projects=True)["superseded_at"] is None
+    assert records.resolve(conn, gone["id"], all_projects=True)["superseded_by"] != result.written[1]
 
 
 # -- windowing, fences, planted instructions ---------------------------------------------------------

@@ -56,7 +56,7 @@ def test_one_record_per_session_superseding_the_previous_session(conn, proj):
     recs = [dict(r) for r in conn.execute("SELECT * FROM records WHERE type = 'handover' ORDER BY recorded_at")]
     assert [(r["session_id"], r["superseded_by"] is not None) for r in recs] == [("s1", True), ("s2", False)]
     assert recs[0]["superseded_by"] == recs[1]["id"]
-    before, _ = records.lineage(conn, recs[1]["id"])
+    before, _ = records.lineage(conn, recs[1]["id"], all_projects=True)
     assert [r["id"] for r in before] == [recs[0]["id"]]
     assert len(active_handovers(conn, proj.id)) == 1
 

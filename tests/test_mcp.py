@@ -1,8 +1,7 @@
 """The MCP server as Claude Code starts it: the SDK's real stdio client spawns exactly what plugin.json declares.
 
-The server runs through ``uv run --script`` with ``UV_OFFLINE=1`` and the real uv cache, so its script
-environment must have been created once (``.ci/run`` does that, or run ``uv run --script mcp/server.py
-</dev/null`` from the repository root).
+The server runs through ``uv run --script`` with ``UV_OFFLINE=1`` and the real uv cache: its script environment
+was prepared at the start of the test session (``script_envs`` in tests/conftest.py), so it starts offline.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from agentctx import budgets, project
 from agentctx.kinds import TYPES
 from agentctx.store import db, graph, migrations, records
 from tests.conftest import make_repo
+from tests.support.scriptenvs import passthrough
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = {"ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_project", "ctx_related", "ctx_sync_claudemd"}
@@ -52,9 +52,8 @@ def declared_server(env: dict[str, str], cwd: Path) -> StdioServerParameters:
         **{k: sub(v) for k, v in (spec.get("env") or {}).items()},
         **env,
     }
-    for name in ("UV_PYTHON", "UV_PYTHON_INSTALL_DIR"):
-        if name in os.environ:
-            full.setdefault(name, os.environ[name])
+    for name, value in passthrough().items():  # what the user's shell passes on (uv settings, CA bundles)
+        full.setdefault(name, value)
     return StdioServerParameters(command=spec["command"], args=[sub(a) for a in spec["args"]], env=full, cwd=str(cwd))
 
 

@@ -73,7 +73,7 @@ def test_nothing_secret_reaches_the_database_file(home):
     conn = db.connect()
     body = "\n".join([*SECRETS.values(), *(t for t, _ in ASSIGNMENTS), "<private>diary entry</private>"])
     rec = records.add(conn, "p1", type="discovery", title=f"creds {SECRETS['github']}", body=body)
-    records.edit(conn, rec["id"], body=body + "\nmore: " + SECRETS["anthropic"])
+    records.edit(conn, rec["id"], body=body + "\nmore: " + SECRETS["anthropic"], all_projects=True)
     conn.close()
     raw = b"".join(p.read_bytes() for p in home.glob("agentctx.db*"))
     for secret in [*SECRETS.values(), *(s for _, s in ASSIGNMENTS), "diary entry"]:

@@ -75,7 +75,7 @@ def test_rolls_up_all_but_the_newest_into_one_record(conn, pid, api):
     assert len(api.message_requests) == 6 and report["usage"]["calls"] == 6
     assert report["usage"]["input_tokens"] > 0
     assert set(report["sources"]) == {r["id"] for r in recs[:50]}
-    head = records.resolve(conn, report["rollup_id"])
+    head = records.resolve(conn, report["rollup_id"], all_projects=True)
     assert head["type"] == "discovery" and head["key"].startswith("rollup.") and head["source"] == "llm_extraction"
     assert head["title"] == "[ROLLUP of 50 records] Flaky network tests"
     assert "Retries hid timeouts" in head["body"]

@@ -192,7 +192,7 @@ def test_pinned_records_rank_first(conn: sqlite3.Connection, proj: project.Proje
     weak = records.add(conn, proj.id, type="handover", title="Misc notes",
                        body="Lots of unrelated words here, and celery somewhere " + "padding " * 60)
     assert ids(search.search(conn, proj.id, "celery retries backoff")) == [strong["id"], weak["id"]]
-    records.pin(conn, weak["id"])
+    records.pin(conn, weak["id"], all_projects=True)
     hits = search.search(conn, proj.id, "celery retries backoff")
     assert ids(hits) == [weak["id"], strong["id"]]
     assert hits[0].score < hits[1].score, "pinned outranks even a better-scored hit"
@@ -270,7 +270,7 @@ def test_like_fallback_when_fts_is_gone(conn: sqlite3.Connection, proj: project.
 
 def test_last_rung_returns_pinned_records_only(conn: sqlite3.Connection, proj: project.Project, store: dict,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    records.pin(conn, store["money"]["id"])
+    records.pin(conn, store["money"]["id"], all_projects=True)
     pinned_old = records.add(conn, proj.id, type="decision", title="Pinned then superseded", pinned=True)
     records.supersede(conn, proj.id, pinned_old["id"], title="Successor, still pinned", body="")
     records.add(conn, OTHER, type="decision", title="Someone else's pin", pinned=True)

@@ -193,7 +193,7 @@ def test_refresh_adds_keeps_and_supersedes(conn, repo, proj):
     assert changed.changed == ["profile.test_command"]
     now = _profile(conn, proj.id)["profile.test_command"]
     assert now["body"] == "make test (detected from Makefile)"
-    old = records.resolve(conn, test_rec["id"])
+    old = records.resolve(conn, test_rec["id"], all_projects=True)
     assert old["superseded_by"] == now["id"]  # the old value stays in history
 
     stated = records.add(conn, proj.id, type="profile", key="profile.lint_command", title="Lint command",

@@ -59,8 +59,10 @@ def test_schema_has_the_data_model_tables(conn: sqlite3.Connection) -> None:
     cols = {r["name"] for r in conn.execute("PRAGMA table_info(records)")}
     for col in ("id", "project_id", "type", "title", "body", "scope", "pinned", "confidence", "reinforce_count",
                 "valid_from", "valid_to", "recorded_at", "superseded_at", "superseded_by", "access_count",
-                "last_accessed", "score", "claudemd_drift_score", "source", "session_id", "pending_embedding"):
+                "last_accessed", "score", "source", "session_id", "pending_embedding"):
         assert col in cols, col
+    assert "claudemd_drift_score" not in cols  # never written: dropped by m006
+    assert "tokens" not in {r["name"] for r in conn.execute("PRAGMA table_info(injections)")}  # always 0: dropped
     triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert {"records_fts_ai", "records_fts_ad", "records_fts_au"} <= triggers
 
@@ -267,26 +269,26 @@ def test_add_returns_the_stored_record(conn: sqlite3.Connection, proj: project.P
     assert rec["superseded_at"] is None and rec["superseded_by"] is None and rec["valid_to"] is None
     assert rec["source"] == "cli" and rec["session_id"] == "s-1"
     assert len(rec["id"]) == 26
-    assert records.resolve(conn, rec["id"]) == rec
+    assert records.resolve(conn, rec["id"], all_projects=True) == rec
 
 
 def test_resolve_by_full_id_and_unique_prefix(conn: sqlite3.Connection, proj: project.Project) -> None:
     a = records.add(conn, proj.id, type="decision", title="A", record_id="01JAAAAAAAAAAAAAAAAAAAAAA1")
     b = records.add(conn, proj.id, type="decision", title="B", record_id="01JAAAAAAAAAAAAAAAAAAAAAB2")
     records.add(conn, proj.id, type="decision", title="C", record_id="01JCCCCCCCCCCCCCCCCCCCCCC3")
-    assert records.resolve(conn, a["id"])["title"] == "A"
-    assert records.resolve(conn, a["id"].lower())["title"] == "A"  # case-insensitive
-    assert records.resolve(conn, "01JAAAAAAAAAAAAAAAAAAAAAB")["id"] == b["id"]
-    assert records.resolve(conn, "01JCCC")["title"] == "C"
-    assert records.resolve(conn, " 01jccc ")["title"] == "C"
-    assert [r["title"] for r in records.get_many(conn, ["01JCCC", a["id"]])] == ["C", "A"]
+    assert records.resolve(conn, a["id"], all_projects=True)["title"] == "A"
+    assert records.resolve(conn, a["id"].lower(), all_projects=True)["title"] == "A"  # case-insensitive
+    assert records.resolve(conn, "01JAAAAAAAAAAAAAAAAAAAAAB", all_projects=True)["id"] == b["id"]
+    assert records.resolve(conn, "01JCCC", all_projects=True)["title"] == "C"
+    assert records.resolve(conn, " 01jccc ", all_projects=True)["title"] == "C"
+    assert [r["title"] for r in records.get_many(conn, ["01JCCC", a["id"]], all_projects=True)] == ["C", "A"]
 
 
 def test_resolve_ambiguous_prefix(conn: sqlite3.Connection, proj: project.Project) -> None:
     records.add(conn, proj.id, type="decision", title="A", record_id="01JAAAAAAAAAAAAAAAAAAAAAA1")
     records.add(conn, proj.id, type="decision", title="B", record_id="01JAAAAAAAAAAAAAAAAAAAAAB2")
     with pytest.raises(RecordError) as info:
-        records.resolve(conn, "01JAAA")
+        records.resolve(conn, "01JAAA", all_projects=True)
     assert str(info.value) == "01JAAA matches several records; give more of the id"
 
 
@@ -301,7 +303,7 @@ def test_resolve_unknown_or_malformed_id(conn: sqlite3.Connection, proj: project
                                          message: str) -> None:
     records.add(conn, proj.id, type="decision", title="A", record_id="01JAAAAAAAAAAAAAAAAAAAAAA1")
     with pytest.raises(RecordError) as info:
-        records.resolve(conn, ref)
+        records.resolve(conn, ref, all_projects=True)
     assert str(info.value) == message
 
 
@@ -318,7 +320,7 @@ def test_resolve_with_project_filter(conn: sqlite3.Connection, proj: project.Pro
     with pytest.raises(RecordError, match="no record"):
         records.resolve(conn, "01JBBBBBBBBBBBBBBBBBBBBBB1", project_id=proj.id)
     with pytest.raises(RecordError, match="several"):
-        records.resolve(conn, "01JBBB")
+        records.resolve(conn, "01JBBB", all_projects=True)
 
 
 @pytest.mark.parametrize(("fields", "fragment"), [
@@ -387,10 +389,10 @@ def test_secrets_never_reach_the_database_file(home: Path, proj: project.Project
         f"Visible part <private>{SECRETS['private']} and more</private> stays."
     )
     rec = records.add(conn, proj.id, type="discovery", title=f"Deploy token {SECRETS['github']}", body=body)
-    edited = records.edit(conn, rec["id"], body=body + f"\nedited with {SECRETS['anthropic']}")
+    edited = records.edit(conn, rec["id"], body=body + f"\nedited with {SECRETS['anthropic']}", all_projects=True)
     second = records.add(conn, proj.id, type="bugfix", title="second", body=f"PASSWORD: {SECRETS['password']}")
 
-    for r in (records.resolve(conn, rec["id"]), edited, second):
+    for r in (records.resolve(conn, rec["id"], all_projects=True), edited, second):
         for secret in SECRETS.values():
             assert secret not in r["title"] and secret not in r["body"]
     assert "[REDACTED:anthropic_key]" in edited["body"]
@@ -429,7 +431,7 @@ def test_edit_in_place_keeps_fts_in_sync(conn: sqlite3.Connection, proj: project
 
     assert match("tabs") == [rec["id"]]
     gen = _gen(conn)
-    out = records.edit(conn, rec["id"], title="Spaces for indentation", body="Four spaces in python files")
+    out = records.edit(conn, rec["id"], title="Spaces for indentation", body="Four spaces in python files", all_projects=True)
     assert out["id"] == rec["id"]
     assert out["title"] == "Spaces for indentation" and out["body"] == "Four spaces in python files"
     assert out["updated_at"] is not None
@@ -438,15 +440,15 @@ def test_edit_in_place_keeps_fts_in_sync(conn: sqlite3.Connection, proj: project
     assert match("spaces") == [rec["id"]] and match("python") == [rec["id"]]
     assert _gen(conn) == gen + 1
 
-    only_title = records.edit(conn, rec["id"], title="Four spaces for indentation")
+    only_title = records.edit(conn, rec["id"], title="Four spaces for indentation", all_projects=True)
     assert only_title["body"] == "Four spaces in python files"
-    typed = records.edit(conn, rec["id"], type="preference", scope="global", confidence="inferred")
+    typed = records.edit(conn, rec["id"], type="preference", scope="global", confidence="inferred", all_projects=True)
     assert (typed["type"], typed["scope"], typed["confidence"]) == ("preference", "global", "inferred")
     with pytest.raises(RecordError, match="unknown type"):
-        records.edit(conn, rec["id"], type="nonsense")
+        records.edit(conn, rec["id"], type="nonsense", all_projects=True)
     with pytest.raises(RecordError, match="non-empty title"):
-        records.edit(conn, rec["id"], title="  ")
-    assert records.resolve(conn, rec["id"])["title"] == "Four spaces for indentation"
+        records.edit(conn, rec["id"], title="  ", all_projects=True)
+    assert records.resolve(conn, rec["id"], all_projects=True)["title"] == "Four spaces for indentation"
 
 
 def test_editing_a_superseded_record_is_refused(conn: sqlite3.Connection, proj: project.Project) -> None:
@@ -454,7 +456,7 @@ def test_editing_a_superseded_record_is_refused(conn: sqlite3.Connection, proj: 
     new = records.supersede(conn, proj.id, old["id"], title="gRPC between services", body="")
     before = _snapshot(conn)
     with pytest.raises(RecordError) as info:
-        records.edit(conn, old["id"], title="changed history")
+        records.edit(conn, old["id"], title="changed history", all_projects=True)
     assert str(info.value) == f"record {old['id']} is superseded by {new['id']}; edit that one"
     assert _snapshot(conn) == before
 
@@ -462,14 +464,14 @@ def test_editing_a_superseded_record_is_refused(conn: sqlite3.Connection, proj: 
 def test_pin_and_unpin(conn: sqlite3.Connection, proj: project.Project) -> None:
     rec = records.add(conn, proj.id, type="decision", title="Money is integer cents")
     gen = _gen(conn)
-    assert records.pin(conn, rec["id"])["pinned"] == 1
+    assert records.pin(conn, rec["id"], all_projects=True)["pinned"] == 1
     assert _gen(conn) == gen + 1
     assert records.active(conn, proj.id)[0]["id"] == rec["id"]
-    assert records.pin(conn, rec["id"][:12], on=False)["pinned"] == 0
+    assert records.pin(conn, rec["id"][:12], on=False, all_projects=True)["pinned"] == 0
     new = records.supersede(conn, proj.id, rec["id"], body="and currency codes")
     with pytest.raises(RecordError, match=f"pin its successor {new['id']}"):
-        records.pin(conn, rec["id"])
-    assert records.pin(conn, rec["id"], on=False)["pinned"] == 0  # unpinning history is harmless
+        records.pin(conn, rec["id"], all_projects=True)
+    assert records.pin(conn, rec["id"], on=False, all_projects=True)["pinned"] == 0  # unpinning history is harmless
 
 
 def test_pinned_records_come_first_in_active(conn: sqlite3.Connection, proj: project.Project,
@@ -479,7 +481,7 @@ def test_pinned_records_come_first_in_active(conn: sqlite3.Connection, proj: pro
     monkeypatch.setenv("AGENTCTX_NOW", "2026-02-01T00:00:00Z")
     new = records.add(conn, proj.id, type="decision", title="new one")
     assert [r["id"] for r in records.active(conn, proj.id)] == [new["id"], old["id"]]
-    records.pin(conn, old["id"])
+    records.pin(conn, old["id"], all_projects=True)
     assert [r["id"] for r in records.active(conn, proj.id)] == [old["id"], new["id"]]
 
 
@@ -501,7 +503,7 @@ def test_supersede_explicit(conn: sqlite3.Connection, proj: project.Project, mon
     assert new["recorded_at"] == "2026-03-05T12:00:00.000000Z"
     assert new["superseded_at"] is None
 
-    retired = records.resolve(conn, old["id"])
+    retired = records.resolve(conn, old["id"], all_projects=True)
     assert retired["superseded_at"] == "2026-03-05T12:00:00.000000Z"
     assert retired["superseded_by"] == new["id"]
     assert retired["valid_to"] == new["valid_from"]
@@ -510,9 +512,9 @@ def test_supersede_explicit(conn: sqlite3.Connection, proj: project.Project, mon
     edge = conn.execute("SELECT from_id, to_id, rel_type FROM edges").fetchall()
     assert [tuple(e) for e in edge] == [(new["id"], old["id"], "supersedes")]
 
-    before, after = records.lineage(conn, new["id"])
+    before, after = records.lineage(conn, new["id"], all_projects=True)
     assert [r["id"] for r in before] == [old["id"]] and after == []
-    before, after = records.lineage(conn, old["id"])
+    before, after = records.lineage(conn, old["id"], all_projects=True)
     assert before == [] and [r["id"] for r in after] == [new["id"]]
     assert [r["id"] for r in records.active(conn, proj.id)] == [new["id"]]
 
@@ -521,18 +523,18 @@ def test_lineage_of_a_chain(conn: sqlite3.Connection, proj: project.Project) -> 
     a = records.add(conn, proj.id, type="decision", title="v1")
     b = records.supersede(conn, proj.id, a["id"], title="v2", body="")
     c = records.supersede(conn, proj.id, b["id"], title="v3", body="")
-    before, after = records.lineage(conn, c["id"])
+    before, after = records.lineage(conn, c["id"], all_projects=True)
     assert [r["title"] for r in before] == ["v2", "v1"] and after == []
-    before, after = records.lineage(conn, a["id"])
+    before, after = records.lineage(conn, a["id"], all_projects=True)
     assert before == [] and [r["title"] for r in after] == ["v2", "v3"]
-    before, after = records.lineage(conn, b["id"])
+    before, after = records.lineage(conn, b["id"], all_projects=True)
     assert [r["title"] for r in before] == ["v1"] and [r["title"] for r in after] == ["v3"]
 
 
 def test_supersede_via_add_supersedes(conn: sqlite3.Connection, proj: project.Project) -> None:
     old = records.add(conn, proj.id, type="convention", title="Black formatting")
     new = records.add(conn, proj.id, type="convention", title="Ruff formatting", supersedes=old["id"][:10])
-    assert records.resolve(conn, old["id"])["superseded_by"] == new["id"]
+    assert records.resolve(conn, old["id"], all_projects=True)["superseded_by"] == new["id"]
 
 
 def test_superseding_twice_or_missing_fails_and_changes_nothing(conn: sqlite3.Connection,
@@ -557,7 +559,7 @@ def test_superseding_twice_or_missing_fails_and_changes_nothing(conn: sqlite3.Co
 def test_superseding_another_projects_record_is_refused(conn: sqlite3.Connection, proj: project.Project) -> None:
     theirs = records.add(conn, "someoneelse00000", type="decision", title="theirs")
     before = _snapshot(conn)
-    with pytest.raises(RecordError, match="belongs to another project"):
+    with pytest.raises(RecordError, match=f"no record {theirs['id']}"):  # another project's id is not found
         records.add(conn, proj.id, type="decision", title="mine", supersedes=theirs["id"])
     assert _snapshot(conn) == before
 
@@ -570,7 +572,7 @@ def test_supersede_by_key(conn: sqlite3.Connection, proj: project.Project, monke
     second = records.add(conn, proj.id, type="profile", title="Test command", body="uv run pytest -q",
                          key="profile.test_command")
     assert second["id"] != first["id"]
-    old = records.resolve(conn, first["id"])
+    old = records.resolve(conn, first["id"], all_projects=True)
     assert old["superseded_by"] == second["id"]
     assert old["superseded_at"] == "2026-04-02T00:00:00.000000Z"
     assert old["valid_to"] == second["valid_from"] == "2026-04-02T00:00:00.000000Z"
@@ -589,14 +591,14 @@ def test_supersede_by_key(conn: sqlite3.Connection, proj: project.Project, monke
     assert _count(conn) == n
     records.add(conn, proj.id, type="profile", title=" Test   command ", body="uv run pytest -q  ",
                 key="profile.test_command")
-    assert records.resolve(conn, second["id"])["reinforce_count"] == 2
+    assert records.resolve(conn, second["id"], all_projects=True)["reinforce_count"] == 2
     assert _count(conn) == n
     assert _gen(conn) == gen, "reinforcement changes nothing a digest shows"
 
     # keys are per project: another project's record with the same key is independent
     other = records.add(conn, "otherproject0000", type="profile", title="Test command", body="make test",
                         key="profile.test_command")
-    assert records.resolve(conn, second["id"])["superseded_at"] is None
+    assert records.resolve(conn, second["id"], all_projects=True)["superseded_at"] is None
     assert other["superseded_at"] is None
 
 
@@ -612,7 +614,7 @@ def test_partial_unique_index_allows_one_active_record_per_key(conn: sqlite3.Con
     # a superseded row with the same key is fine, and so is the same key in another project
     conn.execute(insert, ("01JDUPDUPDUPDUPDUPDUPDUPD2", proj.id, "2026-01-02"))
     conn.execute(insert, ("01JDUPDUPDUPDUPDUPDUPDUPD3", "otherproject0000", None))
-    assert records.resolve(conn, rec["id"])["superseded_at"] is None
+    assert records.resolve(conn, rec["id"], all_projects=True)["superseded_at"] is None
 
 
 # ---------------------------------------------------------------- history on both time axes
@@ -693,17 +695,17 @@ def test_generation_bumps_on_changes_not_on_access(conn: sqlite3.Connection, pro
     rec = records.add(conn, proj.id, type="decision", title="first")
     g1 = _gen(conn)
     assert g1 == g0 + 1
-    records.edit(conn, rec["id"], body="more detail")
+    records.edit(conn, rec["id"], body="more detail", all_projects=True)
     g2 = _gen(conn)
     assert g2 == g1 + 1
-    records.touch(conn, [rec["id"]])
+    records.touch(conn, [rec["id"]], all_projects=True)
     with db.transaction(conn):
         sessions.account(conn, "sess", proj.id, "UserPromptSubmit", [rec["id"]], 120)
     assert _gen(conn) == g2, "access counters must not invalidate the cached digest"
-    assert records.resolve(conn, rec["id"])["access_count"] == 2
+    assert records.resolve(conn, rec["id"], all_projects=True)["access_count"] == 2
     records.supersede(conn, proj.id, rec["id"], body="changed")
     assert _gen(conn) == g2 + 2, "one for retiring the old record, one for the new one"
-    records.pin(conn, records.active(conn, proj.id)[0]["id"])
+    records.pin(conn, records.active(conn, proj.id)[0]["id"], all_projects=True)
     assert _gen(conn) == g2 + 3
 
 
@@ -722,8 +724,8 @@ def test_sessions_start_account_end(conn: sqlite3.Connection, proj: project.Proj
     assert row["tokens_injected"] == 450 and row["injections"] == 2
     assert row["project_id"] == proj.id and row["source"] == "startup" and row["ended_at"] is None
     assert sessions.injected_ids(conn, "s1") == {a["id"], b["id"]}
-    assert records.resolve(conn, a["id"])["access_count"] == 2
-    assert records.resolve(conn, a["id"])["last_accessed"] == "2026-05-01T08:00:00.000000Z"
+    assert records.resolve(conn, a["id"], all_projects=True)["access_count"] == 2
+    assert records.resolve(conn, a["id"], all_projects=True)["last_accessed"] == "2026-05-01T08:00:00.000000Z"
 
     # another session's dedup state is separate
     sessions.account(conn, "s2", proj.id, "UserPromptSubmit", [b["id"]], 50)
@@ -798,3 +800,40 @@ def test_a_store_that_logged_migrations_in_the_old_table_adopts_them(tmp_path: P
         assert not again.execute("SELECT 1 FROM sqlite_master WHERE name = '_migrations'").fetchone()
     finally:
         again.close()
+
+
+@pytest.mark.skipif(sqlite3.sqlite_version_info < (3, 35, 0), reason="DROP COLUMN needs SQLite 3.35")
+def test_m006_drops_the_never_written_columns_and_import_still_takes_the_field(
+        tmp_path: Path, proj: project.Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``records.claudemd_drift_score`` (never written) and ``injections.tokens`` (always 0) go; rows stay;
+    an export from an older version, which carried the field, still imports."""
+    from agentctx.sharing import transfer
+
+    path = str(tmp_path / "m005.db")
+
+    def columns(conn: sqlite3.Connection, table: str) -> set[str]:
+        return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+    with monkeypatch.context() as m:  # a store as the version before m006 left it
+        m.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:5])
+        m.setattr(migrations, "LATEST", 5)
+        old = db.connect(path)
+        assert "claudemd_drift_score" in columns(old, "records") & columns(old, "records_archive")
+        assert "tokens" in columns(old, "injections")
+        records.add(old, proj.id, type="decision", title="Kept across the migration", record_id="01JKEPTKEPTKEPTKEPTKEPTKE1")
+        old.execute("INSERT INTO injections (session_id, record_id, injected_at, tokens, event) "
+                    "VALUES ('s-1', '01JKEPTKEPTKEPTKEPTKEPTKE1', '2026-01-01T00:00:00.000000Z', 0, 'SessionStart')")
+        old.close()
+    conn = db.connect(path)
+    try:
+        assert "claudemd_drift_score" not in columns(conn, "records") | columns(conn, "records_archive")
+        assert "tokens" not in columns(conn, "injections")
+        assert columns(conn, "records") - {"seq"} == columns(conn, "records_archive") - {"seq"}
+        assert records.get(conn, "01JKEPTKEPTKEPTKEPTKEPTKE1", proj.id)["title"] == "Kept across the migration"
+        assert sessions.injected_ids(conn, "s-1") == {"01JKEPTKEPTKEPTKEPTKEPTKE1"}
+        line = json.dumps({"id": "01JEXPRTEXPRTEXPRTEXPRTEXP", "type": "convention", "title": "Tabs, not spaces",
+                           "claudemd_drift_score": 0.0})
+        report = transfer.import_jsonl(conn, proj.id, [line])
+        assert (report.added, report.errors) == (1, [])
+    finally:
+        conn.close()

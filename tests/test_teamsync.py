@@ -104,7 +104,7 @@ def test_export_import_round_trip_is_lossless(conn, proj, repo, store):
     assert report["errors"] == [] and sorted(report["added"]) == sorted(r["id"] for r in a.values())
     got = current(bob, proj.id)
     for k, rec in a.items():
-        mine = records.resolve(conn, rec["id"])
+        mine = records.resolve(conn, rec["id"], all_projects=True)
         for f in FIELDS:
             if k == "bug" and f == "body":
                 continue
@@ -211,9 +211,9 @@ def test_edited_and_deleted_blocks(conn, proj, repo):
     assert keep["id"] not in now and gone["id"] not in now
     titles = sorted(r["title"] for r in now.values())
     assert titles == ["Double quotes", "Services talk over gRPC"]
-    assert records.resolve(conn, gone["id"])["superseded_at"]  # retired, never deleted
+    assert records.resolve(conn, gone["id"], all_projects=True)["superseded_at"]  # retired, never deleted
     new_keep = next(r for r in now.values() if r["title"] == "Services talk over gRPC")
-    assert records.resolve(conn, keep["id"])["superseded_by"] == new_keep["id"] and new_keep["body"] == "JSON"
+    assert records.resolve(conn, keep["id"], all_projects=True)["superseded_by"] == new_keep["id"] and new_keep["body"] == "JSON"
     assert next(r for r in now.values() if r["title"] == "Double quotes")["key"] == "style.quotes"
     again = teamsync.import_changes(conn, proj, force=True)  # idempotent: the chain already says it
     assert again["added"] == again["edited"] == again["retired"] == [] and again["unchanged"] == 2

@@ -88,15 +88,15 @@ def test_writes_go_through_records_with_the_token(server, store, proj, conn):
                              {"title": "Migrations are forward-only, always", "body": "key sk-ant-api03-" + "A" * 90},
                              tok)
     assert status == 200, rec
-    stored = records.resolve(conn, store["conv"])
+    stored = records.resolve(conn, store["conv"], all_projects=True)
     assert stored["title"] == "Migrations are forward-only, always"
     assert "sk-ant-api03" not in stored["body"]  # redacted like any other write
     assert request(server, "POST", f"/api/records/{store['kafka']}/pin?{q}", {"on": True}, tok)[0] == 200
-    assert records.resolve(conn, store["kafka"])["pinned"] == 1
+    assert records.resolve(conn, store["kafka"], all_projects=True)["pinned"] == 1
     status, new, _ = request(server, "POST", f"/api/records/{store['bug']}/supersede?{q}",
                              {"body": "Fixed for good by WAL mode", "rationale": "root cause found"}, tok)
     assert status == 200
-    assert records.resolve(conn, store["bug"])["superseded_by"] == new["id"]
+    assert records.resolve(conn, store["bug"], all_projects=True)["superseded_by"] == new["id"]
     # Validation errors come back as 400 with the message, and change nothing.
     before = store_snapshot(conn)
     status, err, _ = request(server, "POST", f"/api/records/{store['kafka']}/edit?{q}", {"title": "   "}, tok)
@@ -122,6 +122,42 @@ def test_sync_shows_drift_and_the_proposed_diff(server, store, proj, conn):
     assert open(prop["path"]).read() == "# Widgets\n\n- Services talk REST between each other.\n"  # not written
     _, table, _ = request(server, "GET", f"/api/drift?project={proj.id}")
     assert {r["record_id"] for r in table} == set(kinds)
+    assert prop["exists"] is True and prop["compared"] >= len(prop["candidates"])
+
+
+def test_the_projects_drift_count_is_the_sync_candidate_count(server, store, proj, conn):
+    """Projects assesses CLAUDE.md by the rule Sync applies, so both pages give one number, before any scan."""
+    _, projects, _ = request(server, "GET", "/api/projects")
+    assert projects[0]["drift_checked"] is True
+    _, prop, _ = request(server, "POST", f"/api/sync/proposal?project={proj.id}", {},
+                         {"X-Agentctx-Token": token_of(server)})
+    assert projects[0]["drift"] == len(prop["candidates"]) > 0
+    Path(proj.root, "CLAUDE.md").write_text("# Widgets\n\n- Use Kafka for the payment events.\n")
+    _, projects, _ = request(server, "GET", "/api/projects")
+    _, prop, _ = request(server, "POST", f"/api/sync/proposal?project={proj.id}", {},
+                         {"X-Agentctx-Token": token_of(server)})
+    assert projects[0]["drift"] == len(prop["candidates"])
+
+
+def test_the_graph_holds_records_files_and_supersession(server, store, proj):
+    _, g, _ = request(server, "GET", f"/api/graph?project={proj.id}")
+    nodes = {n["id"]: n for n in g["nodes"]}
+    assert store["bug"] in nodes  # a record without links is still drawn
+    assert nodes[store["rest"]]["current"] is False and nodes[store["grpc"]]["current"] is True
+    assert {n["label"] for n in g["nodes"] if n["kind"] == "file"} == {
+        "src/payments/events.py", "src/rpc/client.py", "migrations/0001.sql"}
+    rels = {(link["source"], link["target"], link["rel"]) for link in g["links"]}
+    assert (store["grpc"], store["rest"], "supersedes") in rels
+    assert sum(1 for link in g["links"] if link["rel"] == "applies_to") == 4
+    assert g["current_records"] == g["shown_records"] == 5
+
+
+def test_the_profile_carries_the_detected_values(server, store, proj, conn):
+    records.add(conn, proj.id, type="profile", key="profile.test_command", title="Test command",
+                body="make test (detected from Makefile)", confidence="inferred")
+    _, prof, _ = request(server, "GET", f"/api/profile?project={proj.id}")
+    assert [(f["key"], f["title"], f["body"]) for f in prof["project"]] == [
+        ("profile.test_command", "Test command", "make test (detected from Makefile)")]
 
 
 FORGED = [
@@ -176,7 +212,7 @@ def test_refused_writes_change_nothing(server, store, proj, conn):
     # and the same request with the token, same-origin, goes through
     status, _, _ = request(server, "POST", path, change, {**good, "Origin": f"http://127.0.0.1:{port}",
                                                           "Sec-Fetch-Site": "same-origin"})
-    assert status == 200 and records.resolve(conn, store["kafka"])["title"] == "HIJACKED"
+    assert status == 200 and records.resolve(conn, store["kafka"], all_projects=True)["title"] == "HIJACKED"
 
 
 def test_each_start_has_its_own_token(store, tmp_path, proj):

@@ -1,6 +1,7 @@
 """The dashboard in real headless Chromium (Debian's /usr/bin/chromium driven by Playwright): search,
-edit, pin and supersede through the pages with the store checked afterwards; the graph and the
-sessions chart render. Screenshots go to tests/artifacts/ui/ (gitignored)."""
+edit, pin and supersede through the pages with the store checked afterwards; every page, with data and
+empty, checked by what it shows; keyboard use. A screenshot of every page goes to tests/artifacts/ui/
+(gitignored): look at them after a change to the dashboard."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.store import records
+from agentctx import project
+from agentctx.store import records, sessions
+from tests.support.ui_server import Server
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -74,7 +77,7 @@ def test_search_edit_pin_supersede(page, server, store, proj, conn):
     # pin
     card(page, store["kafka"]).locator('[data-testid="pin"]').click()
     card(page, store["kafka"]).locator(".tag.pin").wait_for()
-    assert records.resolve(conn, store["kafka"])["pinned"] == 1
+    assert records.resolve(conn, store["kafka"], all_projects=True)["pinned"] == 1
 
     # edit (clear the search first: all current records)
     page.fill('[data-testid="search"]', "")
@@ -86,7 +89,7 @@ def test_search_edit_pin_supersede(page, server, store, proj, conn):
     form.locator('textarea[name="body"]').fill("Never edit a released migration; password=hunter2hunter2")
     form.locator('button[type="submit"]').click()
     page.wait_for_selector("text=Migrations are forward-only and reviewed")
-    edited = records.resolve(conn, store["conv"])
+    edited = records.resolve(conn, store["conv"], all_projects=True)
     assert edited["title"] == "Migrations are forward-only and reviewed"
     assert "hunter2" not in edited["body"]  # redacted on the way in, as on the command line
 
@@ -99,9 +102,9 @@ def test_search_edit_pin_supersede(page, server, store, proj, conn):
     shot(page, "records-supersede-form")
     form.locator('button[type="submit"]').click()
     page.wait_for_selector("text=WAL mode and a 5 s busy timeout fixed it")
-    old = records.resolve(conn, store["bug"])
+    old = records.resolve(conn, store["bug"], all_projects=True)
     assert old["superseded_by"]
-    new = records.resolve(conn, old["superseded_by"])
+    new = records.resolve(conn, old["superseded_by"], all_projects=True)
     assert new["body"].startswith("WAL mode and a 5 s busy timeout fixed it") and "root cause found" in new["body"]
     assert card(page, store["bug"]).count() == 0  # gone from the current view
 
@@ -119,13 +122,19 @@ def test_validation_error_is_shown_and_nothing_changes(page, server, store, proj
     kafka.locator('input[name="title"]').fill("   ")
     kafka.locator('button[type="submit"]').click()
     assert "non-empty title" in kafka.locator('[data-testid="record-error"]').inner_text()
-    assert records.resolve(conn, store["kafka"])["title"] == "Use Kafka for the payment events"
+    assert records.resolve(conn, store["kafka"], all_projects=True)["title"] == "Use Kafka for the payment events"
 
 
-def test_graph_renders(page, server, store, proj):
+def shown(page) -> str:
+    """The text a person sees in the page's main area."""
+    return page.inner_text("main")
+
+
+def test_graph_draws_records_files_and_supersession_with_labels(page, server, store, proj):
     open_view(page, server, "graph", proj.id)
     page.wait_for_selector('[data-testid="graph"] canvas')
-    assert page.inner_text('[data-testid="graph-info"]').startswith("7 nodes, 5 links")  # 4 linked records, 3 files
+    assert page.inner_text('[data-testid="graph-info"]') == (
+        "6 records (1 superseded version), 3 files, 1 supersession, 4 file links")
     # the canvas gets drawn: wait until it holds non-blank pixels
     page.wait_for_function("""() => {
       const c = document.querySelector('[data-testid="graph"] canvas');
@@ -134,32 +143,166 @@ def test_graph_renders(page, server, store, proj):
       return n > 500;
     }""")
     nodes = page.evaluate("() => window.__agentctxGraph.graphData().nodes.map(n => n.id)")
-    assert store["grpc"] in nodes and store["rest"] in nodes
-    page.wait_for_timeout(1500)  # let the layout settle for the screenshot (not an assertion)
+    assert {store["grpc"], store["rest"], store["bug"]} <= set(nodes)  # unlinked records are drawn too
+    files = page.inner_text('[data-testid="graph-files"]')
+    assert "src/rpc/client.py: Services talk REST between each other; Services talk gRPC between each other" in files \
+        or "src/rpc/client.py: Services talk gRPC between each other; Services talk REST between each other" in files
+    chains = page.inner_text('[data-testid="graph-chains"]')
+    assert "Services talk gRPC between each other ← Services talk REST between each other" in chains
+    page.wait_for_timeout(2500)  # let the layout settle and zoom to fit for the screenshot (not an assertion)
     shot(page, "graph")
     assert page.problems == []
 
 
-def test_sessions_chart_and_other_views_render(page, server, store, proj):
+def test_every_page_with_data(page, server, store, proj, conn):
+    records.add(conn, proj.id, type="profile", key="profile.test_command", title="Test command",
+                body="uv run pytest (detected from pyproject.toml)", confidence="inferred")
+
+    open_view(page, server, "projects", proj.id)
+    page.wait_for_selector('[data-testid="projects"] >> text=widgets')
+    drift = page.inner_text('[data-testid="project-drift"]')
+    shot(page, "projects")
+
+    open_view(page, server, "records", proj.id)
+    page.wait_for_selector('[data-testid="results"][data-count="6"]')
+    assert "6 current records" in shown(page) and "Use Kafka for the payment events" in shown(page)
+    shot(page, "records")
+
+    open_view(page, server, "profile", proj.id)
+    page.wait_for_selector('[data-testid="profile-fact"]')
+    fact = page.inner_text('[data-testid="profile-fact"]')
+    assert "Test command" in fact and "uv run pytest (detected from pyproject.toml)" in fact  # the value, not only the key
+    assert "Prefer small pure functions" in shown(page)
+    shot(page, "profile")
+
     open_view(page, server, "sessions", proj.id)
     bars = page.locator('[data-testid="chart-tokens"] rect[data-testid="bar"]')
     bars.first.wait_for()
     heights = [float(bars.nth(i).get_attribute("height")) for i in range(bars.count())]
     assert len(heights) == 4 and heights.index(max(heights)) == 2  # 2,100 tokens on 2026-11-25
-    assert page.locator('[data-testid="chart-cost"] rect[data-testid="bar"]').count() == 4
+    cost = page.locator('[data-testid="chart-cost"]')
+    assert cost.locator('rect[data-testid="bar"]').count() == 4
+    assert "$0.0110" in cost.text_content() and "$1.0000" not in shown(page)  # scaled to the real maximum
+    assert "4 sessions · 4,500 tokens injected · 4 extraction runs · extraction cost $0.0170" in shown(page)
     shot(page, "sessions")
 
     open_view(page, server, "sync", proj.id)
     page.wait_for_selector('[data-testid="proposal-line"]')
     assert "Use Kafka for the payment events" in page.inner_text('[data-testid="proposal"]')
     page.wait_for_selector('[data-testid="diff"]')
+    count = int(page.inner_text('[data-testid="drift-count"]'))
+    assert drift == f"{count} candidate" + ("s" if count != 1 else "")  # Projects and Sync agree
     shot(page, "sync")
+    assert page.problems == []
 
-    open_view(page, server, "profile", proj.id)
-    page.wait_for_selector("text=Prefer small pure functions")
-    open_view(page, server, "projects", proj.id)
-    page.wait_for_selector('[data-testid="projects"] >> text=widgets')
-    shot(page, "projects")
+
+@pytest.fixture
+def empty_server(conn, proj, tmp_path):
+    """A store that knows the project and nothing else: no records, sessions or CLAUDE.md."""
+    project.register(conn, proj)
+    srv = Server(tmp_path, project_id=proj.id)
+    yield srv
+    srv.stop()
+
+
+def test_every_page_when_empty_says_what_to_do_next(chromium, empty_server, proj, conn):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    try:
+        for view, ready, expected in [
+            ("records", '[data-testid="records-empty"]', "agentctx record --type decision"),
+            ("graph", '[data-testid="graph-empty"]', "Nothing to draw yet: this project has no records"),
+            ("profile", '[data-testid="profile-facts-empty"]', "Nothing detected for this project yet"),
+            ("sessions", '[data-testid="sessions-empty"]', "Start one with claude in the project folder"),
+            ("sync", '[data-testid="drift-none"]', "There is no CLAUDE.md, and nothing to put in one yet"),
+            ("projects", '[data-testid="projects"]', "none"),
+        ]:
+            open_view(page, empty_server, view, proj.id)
+            page.wait_for_selector(ready)
+            assert expected in shown(page), (view, shown(page))
+            shot(page, f"empty-{view}")
+        open_view(page, empty_server, "sync", proj.id)
+        page.wait_for_selector('[data-testid="drift-none"]')
+        assert "agrees with the store" not in shown(page)  # no CLAUDE.md is not agreement
+        open_view(page, empty_server, "profile", proj.id)
+        page.wait_for_selector('[data-testid="preferences-empty"]')
+        assert "agentctx record --type preference --scope global" in shown(page)
+
+        # records, but no links and no cost: the graph says why it has no lines, the cost chart is not drawn
+        records.add(conn, proj.id, type="decision", title="Deploy with Helm charts")
+        for i, day in enumerate(("2026-11-20", "2026-11-21")):
+            sessions.start(conn, f"free-{i}", proj.id, proj.root, "startup")
+            conn.execute("UPDATE sessions SET started_at = ?, tokens_injected = 500, extraction_runs = 1, "
+                         "extraction_cost_usd = 0 WHERE session_id = ?", (f"{day}T10:00:00.000000Z", f"free-{i}"))
+        open_view(page, empty_server, "graph", proj.id)
+        page.wait_for_selector('[data-testid="graph-no-links"]')
+        assert "ctx_record(…, files=[…])" in shown(page)
+        page.wait_for_timeout(1500)
+        shot(page, "graph-no-links")
+        open_view(page, empty_server, "sessions", proj.id)
+        page.wait_for_selector('[data-testid="cost-none"]')
+        assert page.locator('[data-testid="chart-cost"]').count() == 0
+        assert "Extraction cost: $0 in every session" in shown(page) and "$1.0000" not in shown(page)
+        shot(page, "sessions-zero-cost")
+        open_view(page, empty_server, "records", proj.id)
+        page.wait_for_selector('[data-testid="results"][data-count="1"]')
+        page.fill('[data-testid="search"]', "kubernetes operators")
+        page.click('[data-testid="search-go"]')
+        page.wait_for_selector('[data-testid="records-none-match"]')
+        shot(page, "records-no-match")
+        page.click('[data-testid="records-none-match"] button')
+        page.wait_for_selector('[data-testid="results"][data-count="1"]')
+    finally:
+        context.close()
+    assert problems == []
+
+
+def test_no_project_yet(chromium, home, tmp_path):
+    srv = Server(tmp_path)
+    context = chromium.new_context(viewport={"width": 1280, "height": 700})
+    try:
+        page = context.new_page()
+        page.goto(f"{srv.url}/#/projects")
+        page.wait_for_selector('[data-testid="projects-empty"]')
+        assert "uv run agentctx demo --home /tmp/agentctx-demo" in page.inner_text("main")
+        shot(page, "projects-empty")
+    finally:
+        context.close()
+        srv.stop()
+
+
+def test_the_dashboard_works_from_the_keyboard(page, server, store, proj, conn):
+    open_view(page, server, "records", proj.id)
+    page.wait_for_selector('[data-testid="results"]')
+
+    def tab_to(testid: str, limit: int = 60) -> None:
+        for _ in range(limit):
+            page.keyboard.press("Tab")
+            if page.evaluate("() => document.activeElement && document.activeElement.dataset.testid") == testid:
+                return
+        raise AssertionError(f"Tab never reached {testid}")
+
+    tab_to("nav-sessions")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('[data-testid="sessions"]')
+    assert page.evaluate("() => location.hash").startswith("#/sessions")
+    open_view(page, server, "records", proj.id)
+    page.wait_for_selector('[data-testid="results"][data-count="5"]')
+    first = page.locator('[data-testid="record"]').first.get_attribute("data-id")
+    tab_to("pin")
+    assert page.evaluate("() => document.activeElement.closest('[data-testid=record]').dataset.id") == first
+    page.keyboard.press("Enter")
+    card(page, first).locator(".tag.pin").wait_for()
+    assert records.resolve(conn, first, all_projects=True)["pinned"] == 1
+    tab_to("edit")
+    page.keyboard.press("Enter")
+    page.wait_for_selector('[data-testid="edit-form"]')
+    assert page.evaluate("() => document.activeElement.name") == "title"  # the opened form has the focus
+    focus_ring = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert focus_ring != "none"  # the focused control is visibly marked
+    shot(page, "keyboard-edit")
     assert page.problems == []
 
 
@@ -188,7 +331,7 @@ def test_a_page_from_another_origin_cannot_write(chromium, server, store, proj, 
     # the response is opaque to the page; the server's log says why it refused (before any handler ran)
     log = (tmp_path / "data" / "logs" / "agentctx.log").read_text()
     assert f"ui refused POST /api/records/{store['kafka']}/edit: cross-site request" in log
-    assert records.resolve(conn, store["kafka"])["title"] == "Use Kafka for the payment events"
+    assert records.resolve(conn, store["kafka"], all_projects=True)["title"] == "Use Kafka for the payment events"
 
 
 def json_str(value: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 SESSION_START_TOKENS = 1500
 TURN_TOKENS = 2000
 TURN_RECORDS = 3
+SUBAGENT_TOKENS = 800  # SubagentStart: the brief a Task subagent starts with (sized by its type, below this cap)
 # Claude Code moves any hook output string over 10,000 characters to a file and shows a preview.
 MAX_INJECTED_CHARS = 9000
 

@@ -3,7 +3,8 @@
 ``Lock("extract-<session>")`` is ``<data dir>/locks/<name>.lock``, created with O_EXCL and holding
 the owner's pid. A lock is stale when its owner is gone or it was not refreshed for ``stale_s``
 seconds; a stale lock is renamed away (atomic: one recoverer wins) and taken over. A process that
-finds the lock busy sets the pending flag instead, and the owner checks it before exiting.
+finds the lock busy sets the pending flag instead, and the owner checks it before exiting. A "final"
+flag (``mark_final``) asks the owner to stop waiting and finish at once (SessionEnd).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Lock:
         folder = paths.sub("locks")
         self.path = os.path.join(folder, f"{name}.lock")
         self.pending_path = os.path.join(folder, f"{name}.pending")
+        self.final_path = os.path.join(folder, f"{name}.final")
         self.stale_s = stale_s
         self.owned = False
 
@@ -124,6 +126,24 @@ class Lock:
         """Clear the pending flag; True if it was set."""
         try:
             os.remove(self.pending_path)
+            return True
+        except OSError:
+            return False
+
+    def mark_final(self) -> None:
+        """Tell the owner to finish now (the session ended): no more waiting for more to arrive."""
+        self.mark_pending()
+        paths.ensure(os.path.dirname(self.final_path))
+        with open(self.final_path, "a", encoding="utf-8"):
+            pass
+
+    def final_requested(self) -> bool:
+        return os.path.exists(self.final_path)
+
+    def take_final(self) -> bool:
+        """Clear the finish-now flag; True if it was set."""
+        try:
+            os.remove(self.final_path)
             return True
         except OSError:
             return False

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from agentctx import paths
 from agentctx.logs import log
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024
@@ -56,7 +57,7 @@ class HookEvent:
     __slots__ = (
         "name", "session_id", "cwd", "transcript_path", "source", "prompt", "reason", "tool_name",
         "tool_input", "tool_response", "error", "is_interrupt", "custom_instructions", "agent_type", "agent_id",
-        "raw",
+        "last_assistant_message", "agent_transcript_path", "old_cwd", "new_cwd", "raw",
     )
 
     def __init__(self, name: str, payload: dict) -> None:
@@ -77,6 +78,10 @@ class HookEvent:
         self.custom_instructions: str = _text(payload, "custom_instructions")  # PreCompact
         self.agent_type: str = _text(payload, "agent_type")  # SubagentStart/Stop
         self.agent_id: str = _text(payload, "agent_id")
+        self.last_assistant_message: str = _text(payload, "last_assistant_message")  # Stop/SubagentStop
+        self.agent_transcript_path: str = _text(payload, "agent_transcript_path")  # SubagentStop
+        self.old_cwd: str = _text(payload, "old_cwd")  # CwdChanged
+        self.new_cwd: str = _text(payload, "new_cwd")
         self.raw: dict = payload
 
     @classmethod
@@ -106,7 +111,7 @@ def run(event: str, handler: Handler) -> None:
             emit(output)
     except BaseException as exc:  # noqa: BLE001 - fail open, always
         if not isinstance(exc, SystemExit):
-            log(event, f"error: {type(exc).__name__}: {exc}")
+            log(event, f"error: {type(exc).__name__}: {_cause(exc)}")
     finally:
         try:
             sys.stdout.flush()
@@ -115,12 +120,31 @@ def run(event: str, handler: Handler) -> None:
         os._exit(code)
 
 
+def _cause(exc: BaseException) -> str:
+    """The error as the log should say it: a full disk, a read-only or locked store named as such."""
+    import sqlite3
+
+    if isinstance(exc, (OSError, sqlite3.Error)):
+        from agentctx.store import db
+
+        return db.describe(exc)
+    return str(exc)
+
+
 def _call(event: str, handler: Handler, hook: HookEvent) -> dict | None:
     from agentctx.store import db
 
     try:
         return handler(hook)
     except Exception as exc:
+        from agentctx.store import integrity
+
+        if integrity.index_suspect(exc):  # a damaged full-text index is rebuilt, never a lost write
+            done = integrity.repair_index(paths.db_path())
+            if done:
+                log(event, f"{done}; retrying")
+                db.add_notice(f"agentctx: {done}; nothing was lost.")
+                return handler(hook)
         if not db.is_corruption(exc):
             raise
         moved = db.quarantine(reason=str(exc))

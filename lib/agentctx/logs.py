@@ -19,10 +19,11 @@ def log(event: str, message: str) -> None:
     fallback = os.path.join(os.environ.get("TMPDIR") or ("C:\\Temp" if os.name == "nt" else "/tmp"), "agentctx-hooks.log")
     for target in (log_path(), fallback):
         try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
             if os.path.exists(target) and os.path.getsize(target) > LOG_MAX_BYTES:
                 os.replace(target, target + ".1")
-            with open(target, "a", encoding="utf-8") as fh:
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # owner-only, even in /tmp
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(line)
             return
         except OSError:

@@ -60,6 +60,7 @@ def sub(*parts: str) -> str:
 
 
 def ensure(path: str) -> str:
-    """Create a directory (and parents) if needed; return it."""
-    os.makedirs(path, exist_ok=True)
+    """Create a directory (and parents) if needed, owner-only (0700: the store and logs hold project
+    knowledge); return it."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
     return path

@@ -2,7 +2,8 @@
 
 project_id = sha256 of the normalized ``origin`` remote (else the first remote), so clones
 on other machines share an id; with no remote, of the main repository root, so every
-worktree of one repository shares it; outside git, of the directory itself.
+worktree of one repository shares it; outside git, of the directory itself. The user's home
+is a boundary: a repository at HOME (dotfiles) or above it is never the project of a folder inside it.
 """
 
 from __future__ import annotations
@@ -90,10 +91,26 @@ def _remote_url(config_text: str) -> str | None:
     return remotes.get("origin") or next(iter(remotes.values()), None)
 
 
+def _home() -> str | None:
+    home = os.path.expanduser("~")
+    return os.path.normcase(os.path.realpath(home)) if home and home != "~" else None
+
+
 def _git_dirs(start: str) -> tuple[str, str] | None:
-    """(work tree root, common git dir) for the repository containing ``start``."""
+    """(work tree root, common git dir) for the repository containing ``start``.
+
+    The user's home is a boundary: a repository at HOME (dotfiles) is the project only of HOME itself,
+    and a repository above HOME is nobody's project below it. Otherwise every folder under a dotfiles
+    HOME would be one project, and a decision of ~/work/client1 would be injected in ~/work/client2.
+    """
+    home = _home()
+    key = os.path.normcase(start)
+    inside_home = home is not None and (key == home or key.startswith(home.rstrip(os.sep) + os.sep))
     here = start
     while True:
+        at_home = inside_home and os.path.normcase(here) == home
+        if at_home and key != home:
+            return None
         dotgit = os.path.join(here, ".git")
         if os.path.isdir(dotgit):
             common = _read(os.path.join(dotgit, "commondir"))
@@ -111,7 +128,7 @@ def _git_dirs(start: str) -> tuple[str, str] | None:
                     gitdir = os.path.normpath(os.path.join(gitdir, common.strip()))
                 return here, gitdir
         parent = os.path.dirname(here)
-        if parent == here:
+        if parent == here or at_home:
             return None
         here = parent
 
@@ -126,7 +143,7 @@ def working_dir(candidate: str | None = None) -> str:
 
 
 def detect(cwd: str | None = None) -> Project:
-    """The project for ``cwd`` (default: the current directory)."""
+    """The project for ``cwd`` (default: the current directory); see ``_git_dirs`` for HOME."""
     start = os.path.realpath(cwd or os.getcwd())
     found = _git_dirs(start)
     if found is None:

@@ -38,33 +38,67 @@ _QUOTED_OR_WORD = r"(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)"
 _CMD_TAIL = r"[^\n|;&]*?"  # the rest of one simple command
 
 
-class Rule:
-    """One kind of secret: its label, literal anchors (lowercase: any case; else exact), a pattern.
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
-    The replaced span is the ``s`` group when the pattern has one (so ``curl -u user:`` stays
-    readable), else the whole match. ``check(match)`` may veto a match or choose another span.
+
+class Rule:
+    """One kind of secret: its label, a pattern, and how to find candidates cheaply.
+
+    * The replaced span is the ``s`` group when the pattern has one (so ``curl -u user:`` stays
+      readable), else the whole match; ``check(match)`` may veto a match or choose another span.
+    * ``after``: characters that may not come right before a match (a word boundary by default).
+      Patterns start with their literal prefix instead of ``\\b``, so the regex engine can jump
+      to it (``\\bgsk_`` scans 25x slower than ``gsk_``).
+    * ``lines``: literal anchors (lowercase: any case; else exact). The pattern then runs only on
+      the lines that contain one (credential names, command names): a whole-text scan for
+      ``password=`` in 100 KB of prose costs ~10 ms, the few lines that say "pass" almost nothing.
     """
 
-    __slots__ = ("label", "anchors", "source", "flags", "check", "pattern")
+    __slots__ = ("label", "sources", "flags", "check", "after", "lines", "patterns")
 
-    def __init__(self, label: str, anchors: Iterable[str], source: str, flags: int = 0,
-                 check: Callable[[re.Match[str]], tuple[int, int] | None] | None = None):
-        self.label, self.source, self.flags, self.check = label, source, flags, check
-        self.anchors = tuple((a, a == a.lower()) for a in anchors)  # (literal, any case)
-        self.pattern: re.Pattern[str] | None = None
+    def __init__(self, label: str, source: str | tuple[str, ...], flags: int = 0, *, lines: Iterable[str] = (),
+                 after: str | None = "word", check: Callable[[re.Match[str]], tuple[int, int] | None] | None = None):
+        self.label, self.flags, self.check = label, flags, check
+        self.sources = (source,) if isinstance(source, str) else source  # one literal prefix each: fast scans
+        self.after = _WORD_CHARS | frozenset(after[4:]) if after and after.startswith("word") else frozenset(after or "")
+        self.lines = tuple((a, a == a.lower()) for a in lines)  # (literal, any case)
+        self.patterns: list[re.Pattern[str]] | None = None
 
-    def compiled(self) -> re.Pattern[str]:
-        if self.pattern is None:
-            self.pattern = re.compile(self.source, self.flags)
-        return self.pattern
+    def compiled(self) -> list[re.Pattern[str]]:
+        if self.patterns is None:
+            self.patterns = [re.compile(source, self.flags) for source in self.sources]
+        return self.patterns
 
-    def applies(self, text: str, lowered: str) -> bool:
-        return not self.anchors or any(a in (lowered if folded else text) for a, folded in self.anchors)
+    def _ranges(self, text: str, lowered: str) -> list[tuple[int, int]]:
+        if not self.lines:
+            return [(0, len(text))]
+        starts: set[int] = set()
+        for anchor, folded in self.lines:
+            hay = lowered if folded else text
+            at = hay.find(anchor)
+            while at >= 0:
+                starts.add(hay.rfind("\n", 0, at) + 1)
+                at = hay.find(anchor, at + len(anchor))
+        ranges = []
+        for start in sorted(starts):
+            end = text.find("\n", start)
+            ranges.append((start, len(text) if end < 0 else end))
+        return ranges
+
+    def matches(self, text: str, lowered: str) -> list[re.Match[str]]:
+        """Candidate matches in text order: on the whole text, or on the anchored lines only."""
+        ranges = self._ranges(text, lowered)
+        if not ranges:
+            return []
+        found = [m for pattern in self.compiled() for start, end in ranges for m in pattern.finditer(text, start, end)]
+        if len(self.sources) > 1:
+            found.sort(key=lambda m: m.start())
+        return found
 
 
 # -- value checks -----------------------------------------------------------------------------------
 
-_REFERENCE = re.compile(
+_REFERENCE = (
     r"^(?:\$|%[A-Za-z_(]|\{\{|<[^<>]*>?$|!|\*{3,}|x{4,}$|X{4,}$|\.{3}|…|\[REDACTED:)|"
     r"^(?:process\.env|os\.environ|os\.getenv|env\(|getenv|ENV\[|settings\.|config\.|self\.|this\.)"
 )
@@ -72,10 +106,9 @@ _NOT_SECRETS = frozenset(
     "none null nil true false undefined yes no on off str string int bool bytes any optional required "
     "empty password secret token key redacted hidden masked omitted placeholder example".split()
 )
-_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$|^[A-Za-z_]\w*[(\[].*$")
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
-_KEYWORD_PART = re.compile(_KEYWORD, re.IGNORECASE)
-_WORDS = re.compile(r"_+|(?<=[a-z])(?=[A-Z])")
+_DOTTED = r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?$|^[A-Za-z_]\w*[(\[].*$"
+_IDENT = r"^[A-Za-z_]\w*$"
+_WORDS = r"_+|(?<=[a-z])(?=[A-Z])"
 # TOKEN_HEADER, PASSWORD_FILE, token_ttl, password_min_length: names about a secret, not holding one.
 _META_SUFFIXES = frozenset(
     "header name names env var file path url uri endpoint type field param prefix length len count ttl expiry "
@@ -87,12 +120,12 @@ _SHELL_CWD = frozenset({"pwd", "oldpwd"})  # $PWD is the working directory, not 
 def _is_placeholder(value: str) -> bool:
     """``$VAR``, ``{{ x }}``, ``<your-key>``, ``os.environ[...]``, ``None``, ``****``: not a secret."""
     v = value.strip()
-    return not v or bool(_REFERENCE.match(v)) or v.lower().strip(".") in _NOT_SECRETS
+    return not v or bool(re.match(_REFERENCE, v)) or v.lower().strip(".") in _NOT_SECRETS
 
 
 def _is_reference(value: str) -> bool:
     """A placeholder, or code naming where the secret is (``self.token``, ``get_key()``)."""
-    return _is_placeholder(value) or bool(_DOTTED.match(value.strip()))
+    return _is_placeholder(value) or bool(re.match(_DOTTED, value.strip()))
 
 
 def _group_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -117,7 +150,7 @@ def _value_span(m: re.Match[str]) -> tuple[str, tuple[int, int]]:
 def _assignment(m: re.Match[str]) -> tuple[int, int] | None:
     """A credential name assigned a value: redact the value unless it is a reference or code."""
     name = m.group("name")
-    if name.lower() in _SHELL_CWD or _WORDS.split(name)[-1].lower() in _META_SUFFIXES:
+    if name.lower() in _SHELL_CWD or re.split(_WORDS, name)[-1].lower() in _META_SUFFIXES:
         return None
     kind, span = _value_span(m)
     value = m.string[span[0]:span[1]]
@@ -126,7 +159,7 @@ def _assignment(m: re.Match[str]) -> tuple[int, int] | None:
     if _is_reference(value) or value.lower() == name.lower():
         return None
     if kind == "bare":
-        if _IDENT.match(value) and any(_KEYWORD_PART.fullmatch(p) for p in _WORDS.split(value)):
+        if re.match(_IDENT, value) and any(re.fullmatch(_KEYWORD, p, re.IGNORECASE) for p in re.split(_WORDS, value)):
             return None  # another variable: password=db_password, token=authToken
         sep = m.group("sep")
         spaced = sep.startswith((" ", "\t")) or sep.endswith((" ", "\t"))
@@ -148,8 +181,8 @@ _LOW_RISK_PARTS = frozenset(
     "public pub primary foreign sort partition cache idempotency object row lookup map dict index "
     "checksum integrity hash digest sha etag version id ids name names type kind path file dir url".split()
 )
-_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_UUID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+_CAMEL = r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+"
 
 
 def _entropy(value: str) -> float:
@@ -164,154 +197,152 @@ def _entropy(value: str) -> float:
 
 def _high_entropy(m: re.Match[str]) -> tuple[int, int] | None:
     """A random-looking value (letters and digits, >= 3.3 bits a character) assigned to a key-like name."""
-    parts = {p.lower() for chunk in re.split(r"[_.\-]+", m.group("name")) for p in _CAMEL.findall(chunk)}
+    parts = {p.lower() for chunk in re.split(r"[_.\-]+", m.group("name")) for p in re.findall(_CAMEL, chunk)}
     if not parts & _HIGH_ENTROPY_PARTS or parts & _LOW_RISK_PARTS:
         return None
     value = m.group("s")
-    if _UUID.match(value) or not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+    if re.match(_UUID, value) or not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
         return None
     return m.span("s") if _entropy(value) >= 3.3 else None
 
 
 # -- the rules, most specific first ---------------------------------------------------------------------
 
+_CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
+
 RULES: tuple[Rule, ...] = (
     # Keys and key files.
-    Rule("private_key", ["private key"],
+    Rule("private_key",
          r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-         re.DOTALL),
-    Rule("putty_private_key", ["putty-user-key-file"],
-         r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", re.DOTALL),
-    Rule("age_secret_key", ["age-secret-key-1"], r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+         re.DOTALL, after=None),
+    Rule("putty_private_key", r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: *[0-9a-fA-F]+|\Z)", re.DOTALL),
+    Rule("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     # AI providers.
-    Rule("anthropic_key", ["sk-ant-"], r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    Rule("openai_key", ["sk-"],
-         r"\bsk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}"
-         r"|\bsk-[A-Za-z0-9]{32,}"),
-    Rule("groq_key", ["gsk_"], r"\bgsk_[A-Za-z0-9]{48,}"),
-    Rule("xai_key", ["xai-"], r"\bxai-[A-Za-z0-9]{60,}"),
-    Rule("perplexity_key", ["pplx-"], r"\bpplx-[A-Za-z0-9]{40,}"),
-    Rule("replicate_token", ["r8_"], r"\br8_[A-Za-z0-9]{37}\b"),
-    Rule("huggingface_token", ["hf_"], r"\bhf_[A-Za-z0-9]{30,}"),
+    Rule("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    Rule("openai_key",
+         r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,})"),
+    Rule("groq_key", r"gsk_[A-Za-z0-9]{48,}"),
+    Rule("xai_key", r"xai-[A-Za-z0-9]{60,}"),
+    Rule("perplexity_key", r"pplx-[A-Za-z0-9]{40,}"),
+    Rule("replicate_token", r"r8_[A-Za-z0-9]{37}\b"),
+    Rule("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
     # Clouds.
-    Rule("aws_access_key", ["AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA"],
-         r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}\b"),
-    Rule("aws_secret_key", ["secret"],
-         r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
-    Rule("gcp_oauth_secret", ["gocspx-"], r"\bGOCSPX-[A-Za-z0-9_\-]{28}"),
-    Rule("google_oauth_token", ["ya29."], r"\bya29\.[A-Za-z0-9_\-]{30,}"),
-    Rule("google_api_key", ["aiza"], r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
-    Rule("azure_storage_key", ["accountkey"], r"(?i)\bAccountKey\s*=\s*(?P<s>[A-Za-z0-9+/]{40,}={0,2})"),
-    Rule("azure_shared_access_key", ["sharedaccesskey"],
-         r"(?i)\bSharedAccessKey\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})"),
-    Rule("azure_sas_token", ["sig="], r"(?<=[?&])sig=(?P<s>[A-Za-z0-9%+/=]{20,})"),
-    Rule("azure_client_secret", ["q~"],
-         r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
-    Rule("alibaba_key", ["LTAI"], r"\bLTAI[A-Za-z0-9]{12,20}\b"),
-    Rule("digitalocean_token", ["_v1_"], r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
-    Rule("databricks_token", ["dapi"], r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
-    Rule("dynatrace_token", ["dt0c01."], r"\bdt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
-    Rule("flyio_token", ["flyv1"], r"\bFlyV1 fm\d_[A-Za-z0-9+/=_\-]{20,}"),
-    Rule("vault_token", ["hvs.", "hvb.", "hvr."], r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
-    Rule("terraform_token", ["atlasv1"], r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}"),
-    Rule("pulumi_token", ["pul-"], r"\bpul-[a-f0-9]{40}\b"),
-    Rule("doppler_token", ["dp."], r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
-    Rule("planetscale_token", ["pscale_"], r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}"),
-    Rule("supabase_token", ["sbp_"], r"\bsbp_[a-f0-9]{40}\b"),
+    Rule("aws_access_key", r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}\b"),
+    Rule("aws_secret_key",
+         r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+         lines=["aws"]),
+    Rule("gcp_oauth_secret", r"GOCSPX-[A-Za-z0-9_\-]{28}"),
+    Rule("google_oauth_token", r"ya29\.[A-Za-z0-9_\-]{30,}"),
+    Rule("google_api_key", r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
+    Rule("azure_storage_key", r"(?i)\bAccountKey\s*=\s*(?P<s>[A-Za-z0-9+/]{40,}={0,2})", lines=["accountkey"]),
+    Rule("azure_shared_access_key", r"(?i)\bSharedAccessKey\s*=\s*(?P<s>[A-Za-z0-9+/]{20,}={0,2})",
+         lines=["sharedaccesskey"]),
+    Rule("azure_sas_token", r"[?&]sig=(?P<s>[A-Za-z0-9%+/=]{20,})", lines=["sig="], after=None),
+    Rule("azure_client_secret",
+         r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", lines=["Q~"]),
+    Rule("alibaba_key", r"LTAI[A-Za-z0-9]{12,20}\b"),
+    Rule("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}\b"),
+    Rule("databricks_token", r"dapi[a-f0-9]{32}(?:-\d)?\b"),
+    Rule("dynatrace_token", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b"),
+    Rule("flyio_token", r"FlyV1 fm\d_[A-Za-z0-9+/=_\-]{20,}"),
+    Rule("vault_token", r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    Rule("terraform_token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}", lines=["atlasv1"]),
+    Rule("pulumi_token", r"pul-[a-f0-9]{40}\b"),
+    Rule("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
+    Rule("planetscale_token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}"),
+    Rule("supabase_token", r"sbp_[a-f0-9]{40}\b"),
     # Code hosting, registries, CI.
-    Rule("github_token", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
-         r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
-    Rule("gitlab_token", ["glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glsoat-", "glcbt-", "glimt-", "glagent-",
-                          "gloas-", "glwt-", "gr1348941"],
-         r"\b(?:glpat|gldt|glrt|glptt|glft|glsoat|glcbt|glimt|glagent|gloas|glwt)-[A-Za-z0-9_\-.]{20,}"
-         r"|\bGR1348941[A-Za-z0-9_\-]{20,}"),
-    Rule("bitbucket_token", ["ATBB"], r"\bATBB[A-Za-z0-9]{32}\b"),
-    Rule("atlassian_token", ["atatt3"], r"\bATATT3[A-Za-z0-9_\-=]{50,}"),
-    Rule("npm_token", ["npm_"], r"\bnpm_[A-Za-z0-9]{36}\b"),
-    Rule("npmrc_auth", ["_auth"], r"(?<![\w.])_auth\s*=\s*(?P<s>[A-Za-z0-9+/]{8,}={0,2})"),
-    Rule("pypi_token", ["pypi-ag"], r"\bpypi-Ag[A-Za-z0-9_\-]{60,}"),
-    Rule("rubygems_key", ["rubygems_"], r"\brubygems_[a-f0-9]{48}\b"),
-    Rule("dockerhub_token", ["dckr_pat_"], r"\bdckr_pat_[A-Za-z0-9_\-]{27,}"),
-    Rule("buildkite_token", ["bkua_"], r"\bbkua_[a-f0-9]{40}\b"),
-    Rule("postman_key", ["pmak-"], r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    Rule("github_token", (r"gh[pousr]_[A-Za-z0-9]{30,}", r"github_pat_[A-Za-z0-9_]{40,}")),
+    Rule("gitlab_token",
+         (r"gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent|oas|wt)-[A-Za-z0-9_\-.]{20,}", r"GR1348941[A-Za-z0-9_\-]{20,}")),
+    Rule("bitbucket_token", r"ATBB[A-Za-z0-9]{32}\b"),
+    Rule("atlassian_token", r"ATATT3[A-Za-z0-9_\-=]{50,}"),
+    Rule("npm_token", r"npm_[A-Za-z0-9]{36}\b"),
+    Rule("npmrc_auth", r"_auth\s*=\s*(?P<s>[A-Za-z0-9+/]{8,}={0,2})", after="word."),
+    Rule("pypi_token", r"pypi-Ag[A-Za-z0-9_\-]{60,}"),
+    Rule("rubygems_key", r"rubygems_[a-f0-9]{48}\b"),
+    Rule("dockerhub_token", r"dckr_pat_[A-Za-z0-9_\-]{27,}"),
+    Rule("buildkite_token", r"bkua_[a-f0-9]{40}\b"),
+    Rule("postman_key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     # Messaging, email, payments, SaaS.
-    Rule("slack_token", ["xox", "xapp-"], r"\bxox[abposre]-[A-Za-z0-9\-]{10,}|\bxapp-\d-[A-Za-z0-9\-]{10,}"),
-    Rule("slack_webhook", ["hooks.slack.com"],
-         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+"),
-    Rule("discord_webhook", ["discord"],
-         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]+"),
-    Rule("discord_bot_token", [], r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b"),
-    Rule("telegram_bot_token", [":aa"], r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"),
-    Rule("twilio_key", ["SK"], r"\bSK[0-9a-fA-F]{32}\b"),
-    Rule("sendgrid_key", ["sg."], r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
-    Rule("mailgun_key", ["key-"], r"\bkey-[0-9a-zA-Z]{32}\b"),
-    Rule("mailchimp_key", ["-us"], r"\b[0-9a-f]{32}-us\d{1,2}\b"),
-    Rule("brevo_key", ["xkeysib-"], r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
-    Rule("stripe_key", ["_live_", "_test_"], r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    Rule("stripe_webhook_secret", ["whsec_"], r"\bwhsec_[A-Za-z0-9]{24,}"),
-    Rule("square_token", ["sq0", "EAAA"], r"\b(?:sq0atp|sq0csp)-[A-Za-z0-9_\-]{22,43}|\bEAAA[A-Za-z0-9_\-]{60}\b"),
-    Rule("plaid_token", ["access-"],
-         r"\baccess-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
-    Rule("shopify_token", ["shp"], r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-    Rule("shippo_key", ["shippo_"], r"\bshippo_(?:live|test)_[a-f0-9]{40}\b"),
-    Rule("linear_key", ["lin_"], r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
-    Rule("notion_token", ["secret_", "ntn_"], r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b"),
-    Rule("airtable_token", ["pat"], r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
-    Rule("figma_token", ["figd_", "figo_", "figu_"], r"\bfig[dou]_[A-Za-z0-9_\-]{40,}"),
-    Rule("contentful_token", ["cfpat-"], r"\bCFPAT-[A-Za-z0-9_\-]{43}\b"),
-    Rule("mapbox_token", ["sk.eyj"], r"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
-    Rule("grafana_token", ["glc_", "glsa_"], r"\bgl(?:c|sa)_[A-Za-z0-9_\-+/=]{32,}"),
-    Rule("newrelic_key", ["nrak-", "nrjs-", "nral"], r"\bNRAK-[A-Z0-9]{27}\b|\bNRJS-[a-f0-9]{19}\b|\b[a-f0-9]{36}NRAL\b"),
-    Rule("sentry_token", ["sntrys_", "sntryu_"], r"\bsntr[yu]s_[A-Za-z0-9_+/=]{40,}"),
-    Rule("sentry_dsn", ["sentry"], r"https?://(?P<s>[a-f0-9]{32})(?::[a-f0-9]{32})?@[A-Za-z0-9.\-]*sentry\.io"),
-    Rule("fcm_server_key", ["apa91b"], r"\bAAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
+    Rule("slack_token", (r"xox[abposre]-[A-Za-z0-9\-]{10,}", r"xapp-\d-[A-Za-z0-9\-]{10,}")),
+    Rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+"),
+    Rule("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]+"),
+    Rule("discord_bot_token", r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b",
+         after="word-"),
+    Rule("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])", lines=[":AA"]),
+    Rule("twilio_key", r"SK[0-9a-fA-F]{32}\b"),
+    Rule("sendgrid_key", r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
+    Rule("mailgun_key", r"key-[0-9a-zA-Z]{32}\b"),
+    Rule("mailchimp_key", r"\b[0-9a-f]{32}-us\d{1,2}\b", lines=["-us"]),
+    Rule("brevo_key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    Rule("stripe_key", tuple(rf"{p}_(?:live|test)_[A-Za-z0-9]{{16,}}" for p in ("sk", "rk", "pk"))),
+    Rule("stripe_webhook_secret", r"whsec_[A-Za-z0-9]{24,}"),
+    Rule("square_token", (r"sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,43}", r"EAAA[A-Za-z0-9_\-]{60}\b")),
+    Rule("plaid_token",
+         r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+    Rule("shopify_token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    Rule("shippo_key", r"shippo_(?:live|test)_[a-f0-9]{40}\b"),
+    Rule("linear_key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}\b"),
+    Rule("notion_token", (r"secret_[A-Za-z0-9]{43}\b", r"ntn_[A-Za-z0-9]{40,}\b")),
+    Rule("airtable_token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b"),
+    Rule("figma_token", r"fig[dou]_[A-Za-z0-9_\-]{40,}"),
+    Rule("contentful_token", r"CFPAT-[A-Za-z0-9_\-]{43}\b"),
+    Rule("mapbox_token", r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    Rule("grafana_token", r"gl(?:c|sa)_[A-Za-z0-9_\-+/=]{32,}"),
+    Rule("newrelic_key", (r"NRAK-[A-Z0-9]{27}\b", r"NRJS-[a-f0-9]{19}\b")),
+    Rule("sentry_token", r"sntr[yu]s_[A-Za-z0-9_+/=]{40,}"),
+    Rule("sentry_dsn", r"https?://(?P<s>[a-f0-9]{32})(?::[a-f0-9]{32})?@[A-Za-z0-9.\-]*sentry\.io"),
+    Rule("fcm_server_key", r"AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
     # Tokens and credentials in HTTP.
-    Rule("jwt", ["eyj"], r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    Rule("basic_auth", ["basic"], r"(?i)\bauthorization\s*:\s*basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})"),
-    Rule("bearer", ["bearer"], r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=:/+~]{16,})"),
-    Rule("auth_header", ["authorization", "api-key", "x-auth-token", "x-access-token", "private-token",
-                         "x-gitlab-token"],
+    Rule("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    Rule("basic_auth", r"(?i)\bauthorization\s*:\s*basic\s+(?P<s>[A-Za-z0-9+/]{8,}={0,2})", lines=["basic"]),
+    Rule("bearer", r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9_\-.=:/+~]{16,})", lines=["bearer"]),
+    Rule("auth_header",
          r"(?i)\b(?:authorization|x-api-key|api-key|x-auth-token|x-access-token|private-token|x-gitlab-token)"
-         r"[\"']?\s*:\s*[\"']?(?:token\s+|apikey\s+|key\s+)?(?P<s>[A-Za-z0-9_\-.=:/+~]{12,})"),
-    Rule("session_cookie", ["cookie"],
+         r"[\"']?\s*:\s*[\"']?(?:token\s+|apikey\s+|key\s+)?(?P<s>[A-Za-z0-9_\-.=:/+~]{12,})",
+         lines=["authorization", "api-key", "x-auth-token", "x-access-token", "private-token", "x-gitlab-token"]),
+    Rule("session_cookie",
          r"(?i)\b(?:set-)?cookie\s*:[^\n]*?\b(?:session(?:id)?|sid|sess|connect\.sid|_session|auth|jwt|token)"
-         r"[A-Za-z0-9_.\-]*=(?P<s>[^;\s]{16,})"),
-    Rule("url_password", ["://"], r"(?<=://)[^/\s:@()\[\]{}<>]*:(?P<s>[^/\s@]+)@"),
-    Rule("url_secret_param", ["token=", "key=", "secret=", "password=", "auth=", "signature=", "code="],
+         r"[A-Za-z0-9_.\-]*=(?P<s>[^;\s]{16,})", lines=["cookie"]),
+    Rule("url_password", r"://[^/\s:@()\[\]{}<>]*:(?P<s>[^/\s@]+)@", after=None),
+    Rule("url_secret_param",
          r"(?i)[?&](?:access_token|refresh_token|id_token|token|api_key|apikey|key|secret|client_secret|password|"
-         r"auth|signature|code)=(?P<s>[^&\s#\"'<>]{8,})"),
+         r"auth|signature|code)=(?P<s>[^&\s#\"'<>]{8,})",
+         lines=["token=", "key=", "secret=", "password=", "auth=", "signature=", "code="], after=None),
     # Command lines.
-    Rule("mysql_password", ["mysql", "mariadb"],
+    Rule("mysql_password",
          rf"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump){_CMD_TAIL}"
-         rf"\s-p(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)"),
-    Rule("curl_credentials", ["-u", "--user"],
-         rf"(?<![\w-])(?:curl|wget|http|https|xh){_CMD_TAIL}\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<s>[^\s'\"]+)"),
-    Rule("sshpass_password", ["sshpass"], rf"\bsshpass\s+-p\s*{_QUOTED_OR_WORD}"),
-    Rule("cli_password", ["docker", "redis-cli", "podman", "helm"],
+         rf"\s-p(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)", lines=["mysql", "mariadb"]),
+    Rule("curl_credentials",
+         rf"(?<![\w-])(?:curl|wget|xh){_CMD_TAIL}\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<s>[^\s'\"]+)",
+         lines=["curl", "wget", "xh "]),
+    Rule("sshpass_password", rf"\bsshpass\s+-p\s*{_QUOTED_OR_WORD}", lines=["sshpass"]),
+    Rule("cli_password",
          rf"(?:\b(?:docker|podman|helm\s+registry)\s+login\b{_CMD_TAIL}\s-p|\bredis-cli\b{_CMD_TAIL}\s-a)"
-         rf"\s+{_QUOTED_OR_WORD}"),
-    Rule("openssl_pass", ["pass:"], r"\s-pass(?:in|out)?\s+pass:(?P<s>\S+)"),
-    Rule("cli_secret_flag", ["--pass", "--token", "--secret", "--api-key", "--apikey", "--access-token",
-                             "--auth-token", "--client-secret", "--private-key", "-storepass", "-keypass"],
+         rf"\s+{_QUOTED_OR_WORD}", lines=["docker", "podman", "helm", "redis-cli"]),
+    Rule("openssl_pass", r"\s-pass(?:in|out)?\s+pass:(?P<s>\S+)", lines=["pass:"], after=None),
+    Rule("cli_secret_flag",
          r"(?<![\w-])-{1,2}(?:password|passwd|pass|passphrase|token|secret|api-key|apikey|access-token|auth-token|"
-         rf"client-secret|private-key|storepass|keypass)(?:=|\s+){_QUOTED_OR_WORD}"),
-    Rule("netrc_password", ["machine"], r"\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<s>\S+)"),
-    Rule("dockerconfig_auth", ['"auth"'], r"\"auth\"\s*:\s*\"(?P<s>[A-Za-z0-9+/]{12,}={0,2})\""),
+         rf"client-secret|private-key|storepass|keypass)(?:=|\s+){_QUOTED_OR_WORD}",
+         lines=["-pass", "-token", "-secret", "-key", "-apikey", "storepass", "keypass"]),
+    Rule("netrc_password", r"\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+(?P<s>\S+)", lines=["machine"]),
+    Rule("dockerconfig_auth", r"\"auth\"\s*:\s*\"(?P<s>[A-Za-z0-9+/]{12,}={0,2})\"", after=None),
     # Assignments to credential names: .env / YAML lines, then anywhere (key=value, JSON, dicts).
-    Rule("credential", ["pass", "pwd", "secret", "token", "key", "auth", "credential"],
+    Rule("credential",
          rf"(?im)^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?(?P<name>{_NAME})(?P<sep>[ \t]*[:=][ \t]*){_VALUE}",
-         check=_assignment),
-    Rule("credential", ["pass", "pwd", "secret", "token", "key", "auth", "credential"],
+         lines=_CREDENTIAL_WORDS, check=_assignment),
+    Rule("credential",
          rf"(?i)(?<![A-Za-z0-9_.\-])[\"']?(?P<name>{_NAME})(?P<sep>[\"']?[ \t]*(?:=|:(?=[ \t]*[\"']))[ \t]*){_VALUE}",
-         check=_assignment),
-    Rule("high_entropy_secret", ["key", "salt", "seed", "sig", "hmac", "nonce", "cipher", "master", "license",
-                                 "dsn", "cookie", "passphrase", "webhook"],
+         lines=_CREDENTIAL_WORDS, check=_assignment),
+    Rule("high_entropy_secret",
          r"(?<![A-Za-z0-9_.\-])[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,63})[\"']?[ \t]*[:=][ \t]*[\"']?"
          r"(?P<s>[A-Za-z0-9+/=_\-.~]{16,})",
-         check=_high_entropy),
+         lines=["key", "salt", "seed", "sig", "hmac", "nonce", "cipher", "master", "license", "dsn", "cookie",
+                "passphrase", "webhook"], check=_high_entropy),
 )
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+_PRIVATE = r"(?is)<private>.*?(?:</private>|\Z)"
 
 
 def labels() -> list[str]:
@@ -325,15 +356,16 @@ def _in_mark(text: str, start: int, end: int) -> bool:
     return i >= 0 and text.find("]", i) >= start
 
 
-def _apply(rule: Rule, text: str, found: dict[str, int] | None) -> str:
-    pattern = rule.compiled()
+def _apply(rule: Rule, text: str, lowered: str, found: dict[str, int] | None) -> str:
     check = rule.check or _group_span
     tag = _REDACTED.format(rule.label)
     pieces: list[str] = []
     last = 0
-    for m in pattern.finditer(text):
+    for m in rule.matches(text, lowered):
+        if m.start() > 0 and text[m.start() - 1] in rule.after:
+            continue  # inside a longer word
         span = check(m)
-        if span is None or span[0] >= span[1] or _in_mark(text, *span):
+        if span is None or span[0] >= span[1] or span[0] < last or _in_mark(text, *span):
             continue
         pieces += [text[last:span[0]], tag]
         last = span[1]
@@ -351,12 +383,10 @@ def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = Non
     lowered = text.lower()
     out = text
     if "<private>" in lowered:
-        out = _PRIVATE.sub("", text)
+        out = re.sub(_PRIVATE, "", text)
         lowered = out.lower()
     for rule in rules:
-        if not rule.applies(out, lowered):
-            continue
-        changed = _apply(rule, out, found)
+        changed = _apply(rule, out, lowered, found)
         if changed is not out:
             out, lowered = changed, changed.lower()
     return out

@@ -297,14 +297,16 @@ def run_claude_session(
             arrived.notify_all()
 
     def wait_line(match: str, deadline: float) -> dict | None:
+        """The first output line containing ``match``, parsed; None at the deadline or once the output ended."""
         with arrived:
             while True:
-                for line in lines:
-                    if match in line:
-                        return json.loads(line)
-                if proc.poll() is not None or not arrived.wait(max(0.0, min(0.25, deadline - time.monotonic()))):
-                    if proc.poll() is not None or time.monotonic() >= deadline:
-                        return None
+                found = next((line for line in lines if match in line), None)
+                if found is not None:
+                    return json.loads(found)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not reader.is_alive():
+                    return None
+                arrived.wait(min(0.25, remaining))
 
     def send(message: dict) -> None:
         proc.stdin.write(json.dumps(message) + "\n")
@@ -339,6 +341,11 @@ def run_claude_session(
             proc.kill()
             proc.wait()
         returncode = proc.returncode if done else -9
+    except AssertionError as exc:
+        proc.kill()
+        proc.wait()
+        log = debug_file.read_text(errors="replace") if debug_file.exists() else ""
+        raise AssertionError(f"{exc}\ndebug log tail:\n{log[-5000:]}") from None
     except BaseException:
         proc.kill()
         proc.wait()

@@ -12,7 +12,7 @@ import pytest
 
 from agentctx import project
 from agentctx.store import graph, records, sessions
-from agentctx.surfaces.cli_ui import server_command
+from agentctx.surfaces.cli.ui import server_command
 
 START_TIMEOUT = 180.0  # the first run may fetch starlette/uvicorn into uv's cache
 

@@ -22,7 +22,7 @@ import json
 import os
 import sqlite3
 
-from agentctx import config
+from agentctx import config, project_settings
 from agentctx import project as project_mod
 from agentctx.budgets import estimate_tokens
 from agentctx.capture import explicit, prompts, schema, transcript
@@ -84,14 +84,20 @@ def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, 
     return sessions.get(conn, sid)
 
 
-def _save(conn: sqlite3.Connection, sid: str, mark: transcript.Watermark | None, usage=None, run: bool = True) -> None:
-    """Advance the watermark (if given) and add a run's usage and cost, in one transaction."""
+def _save(conn: sqlite3.Connection, sid: str, mark: transcript.Watermark | None, usage=None, run: bool = True,
+          project_id: str | None = None) -> None:
+    """Advance the watermark (if given) and add a run's usage and cost, in one transaction; the cost
+    also counts against the spending caps (``spending.record``)."""
     billed = usage is not None and bool(usage.calls)
     sessions.save_extraction(
         conn, sid, watermark=None if mark is None else mark.dumps(), run=run, billed=billed,
         **({"input_tokens": usage.input_total, "output_tokens": usage.output, "cost_usd": usage.cost_usd}
            if billed else {}),
     )
+    if billed:
+        from agentctx import spending
+
+        spending.record(conn, "extraction", usage, project_id=project_id, session_id=sid)
 
 
 def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, force: bool = True,
@@ -110,6 +116,12 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
         row = _session_row(conn, session_id, proj, cwd)
         mark = transcript.Watermark.loads(row["extraction_watermark"])
         batch = transcript.read(transcript_path, mark)
+        settings = project_settings.load(proj.root)
+        if not settings.capture:  # .agentctx/config.toml: nothing of this project's sessions is kept
+            if batch.watermark != mark:
+                _save(conn, session_id, batch.watermark, run=False)
+            return Result("nothing", notes=["capture is off for this project (.agentctx/config.toml)"])
+        batch.entries = [e for e in batch.entries if not settings.mentions_excluded(e.text)]  # never sent or read
         blocks = prompts.fences(batch.entries)
         tokens = sum(estimate_tokens(b) + 1 for b in blocks)
         if not blocks:
@@ -117,12 +129,19 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
                 _save(conn, session_id, batch.watermark, run=False)
             return Result("nothing")
         how, why = mode()
+        if how != "explicit":  # the spending cap: a model run waits, explicit capture costs nothing
+            from agentctx import spending
+
+            capped = spending.paused(conn, session_id)
+            if capped:
+                how, why = "explicit", capped
         if not force and how != "explicit" and tokens < min_tokens:  # explicit capture costs nothing: no wait
             return Result("waiting", tokens=tokens)
         if how == "explicit":
             result = _run_explicit(conn, proj, session_id, batch)
             if why:
                 result.notes.append(why)
+            _derived_handover(conn, proj, session_id, transcript_path, result)
         else:
             if client is None and how == "claude_login":
                 from agentctx.capture.vialogin import LoginClient
@@ -142,6 +161,19 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
     finally:
         if own:
             conn.close()
+
+
+def _derived_handover(conn, proj, sid: str, transcript_path: str, result: Result) -> None:
+    """No model: the session's handover comes from its daily log and transcript (``sharing.daylog``)."""
+    from agentctx.sharing import daylog
+
+    try:
+        rid = daylog.derive_handover(conn, proj, sid, transcript_path)
+    except (OSError, ValueError, sqlite3.Error) as exc:
+        result.notes.append(f"handover not derived: {type(exc).__name__}: {exc}")
+        return
+    if rid:
+        result.notes.append(f"handover {rid} derived from the daily log")
 
 
 def _run_explicit(conn, proj, sid, batch) -> Result:
@@ -170,14 +202,14 @@ def _run_llm(conn, proj, sid, batch, blocks, client) -> Result:
         client = client or llm.Client()
         data = _ask(client, wins, recs, usage)
     except (llm.LLMError, schema.SchemaError) as exc:
-        _save(conn, sid, None, usage, run=False)  # what was billed is counted; nothing else moves
+        _save(conn, sid, None, usage, run=False, project_id=proj.id)  # what was billed is counted; nothing else moves
         return Result("failed", "llm", usage=usage, error=f"{type(exc).__name__}: {exc}", window=window)
     if data["flush_ok"]:
-        _save(conn, sid, batch.watermark, usage)
+        _save(conn, sid, batch.watermark, usage, project_id=proj.id)
         return Result("flush_ok", "llm", usage=usage, window=window)
     notes: list[str] = []
     written = apply(conn, proj, sid, data, recs, notes, base)
-    _save(conn, sid, batch.watermark, usage)
+    _save(conn, sid, batch.watermark, usage, project_id=proj.id)
     return Result("written" if written else "nothing", "llm", written=written, usage=usage, window=window,
                   notes=notes)
 
@@ -228,16 +260,17 @@ def plan(data: dict, recs: list[dict], notes: list[str]) -> list[dict]:
     out = []
     for d in data["decisions"]:
         out.append({"type": "decision", "title": _title(d["what"]), "body": d["rationale"],
-                    "confidence": d["confidence"], "supersedes": _supersedable(recs, d["supersedes"], notes)})
+                    "confidence": d["confidence"], "supersedes": _supersedable(recs, d["supersedes"], notes),
+                    "entities": d.get("entities") or []})
     for p in data["preferences"]:
         out.append({"type": "preference", "title": _title(p["rule"]), "body": f"Category: {p['category']}.",
                     "confidence": p["confidence"], "scope": p["scope"]})
     for c in data["conventions"]:
         out.append({"type": "convention", "title": _title(c["convention"]), "body": f"Applies to: {c['scope']}.",
-                    "confidence": c["confidence"]})
+                    "confidence": c["confidence"], "entities": c.get("entities") or []})
     for g in data["gotchas"]:
         out.append({"type": "discovery", "title": _title(g["pattern"]), "body": g["why_it_matters"],
-                    "confidence": "inferred"})
+                    "confidence": "inferred", "entities": g.get("entities") or []})
     for item in out:
         item.update(source="llm_extraction", key=_key(item["type"], item["title"]))
     return out
@@ -255,7 +288,14 @@ def apply(conn, proj, sid: str, data: dict, recs: list[dict], notes: list[str], 
             notes.append(f"{item['type']} dropped: {exc}")
             continue
         items.append(item)
-    written = [rid for rid in (_write(conn, proj.id, sid, item) for item in items) if rid]
+    written: list[str] = []
+    named: dict[str, list[str]] = {}  # record id -> the entities the model said it is about
+    for item in items:
+        rid = _write(conn, proj.id, sid, item)
+        if rid:
+            written.append(rid)
+            named[rid] = item.get("entities") or []
+    _link(conn, proj, named, notes)
     if schema.has_work(data):
         rid = _write_handover(conn, proj, sid, data["active_work"], base)
         if rid:
@@ -274,9 +314,27 @@ def _write(conn, project_id: str, sid: str, item: dict) -> str | None:
     holder = records.by_key(conn, project_id, item["key"])
     if holder and holder["session_id"] == sid and not item.get("supersedes"):
         return None
-    fields = {k: v for k, v in item.items() if k != "key"}
+    fields = {k: v for k, v in item.items() if k not in ("key", "entities")}
     _, rec = records.upsert_by_key(conn, project_id, item["key"], session_id=sid, same=_said_again, **fields)
     return rec["id"]
+
+
+def _link(conn, proj, named: dict[str, list[str]], notes: list[str]) -> None:
+    """Link the records just written to what they mention and what the model said they are about
+    (``capture.entities``); a failure costs the links, never the records."""
+    if not named:
+        return
+    from agentctx.capture import entities
+
+    try:
+        vocab = entities.vocabulary(proj.root)
+        with db.transaction(conn):
+            for rid, names in named.items():
+                rec = records.get(conn, rid, proj.id)
+                if rec and rec["scope"] == "project":  # a global preference is about no project's files
+                    entities.link_record(conn, proj.id, rec, vocab, extra=entities.resolve(names, vocab))
+    except (OSError, ValueError, sqlite3.Error) as exc:
+        notes.append(f"entity links skipped: {type(exc).__name__}: {exc}")
 
 
 def _said_again(holder: dict, title: str, body: str) -> bool:

@@ -363,6 +363,10 @@ def _inside(path: str, root: str) -> str | None:
         name = real
     if name == "." or name == ".git" or name.startswith(".git/"):
         return None
+    from agentctx.project_settings import load
+
+    if load(root).excluded(name):  # .agentctx/config.toml: a path never captured
+        return None
     return redact(name)
 
 

@@ -3,7 +3,7 @@ its Markdown backup, before Claude Code compacts the conversation. Never blocks 
 
 from __future__ import annotations
 
-from agentctx import project
+from agentctx import project, project_settings
 from agentctx.capture import anchor
 from agentctx.hookio import HookEvent
 from agentctx.store import db
@@ -12,6 +12,8 @@ from agentctx.store import db
 def on_pre_compact(event: HookEvent) -> dict | None:
     """PreCompact hook: write the merged anchor and its backup. Never blocks, never prints."""
     proj = project.detect(event.cwd)
+    if not project_settings.load(proj.root).capture:  # .agentctx/config.toml: capture off for this project
+        return None
     conn = db.connect(busy_ms=anchor.BUSY_MS)
     try:
         fresh = anchor.derive(conn, proj.id, event.session_id, event.transcript_path, event.custom_instructions)

@@ -52,6 +52,9 @@ otherwise null. Only ids listed in <current_records> are valid.
 - preferences[].scope: "global" for the developer's personal way of working that holds in any project \
 (style, tooling, process); "project" when it is about this codebase only.
 - gotchas: non-obvious traps found in this session (a pattern and why it matters), not ordinary bugs.
+- entities (decisions, conventions, gotchas): the files, functions or classes, packages and commands the \
+entry is about, written as they appear in the log (e.g. "src/billing/ledger.py", "LedgerWriter", "pgx", \
+"make test"); at most 10; an empty array when none is named.
 - active_work: the current task, blockers, next steps and open questions at the end of the log; empty \
 strings and arrays when unknown.
 - flush_ok: true when the session holds nothing worth keeping (a trivial exchange); then every array is \

@@ -25,6 +25,10 @@ _FIELDS = {
     "conventions": {"scope": CONV_SCOPES, "convention": "text", "confidence": CONFIDENCE},
     "gotchas": {"pattern": "text", "why_it_matters": "str"},
 }
+# Optional per item: what the entry is about (files, symbols, packages, commands), linked in the graph
+# (``capture.entities``). Shown in the prompt's shape; a reply without it is still valid.
+_OPTIONAL = {name: {"entities": "strs"} for name in ("decisions", "conventions", "gotchas")}
+MAX_ENTITIES, MAX_ENTITY_CHARS = 10, 200
 _WORK = ("current_task", "blockers", "next_steps", "open_questions")  # a string, then arrays of strings
 _ORDER = ("decisions", "preferences", "conventions", "active_work", "gotchas", "flush_ok")
 TOP_KEYS = frozenset(_ORDER)
@@ -39,6 +43,10 @@ def _check_value(where: str, rule, value) -> None:
     if isinstance(rule, tuple):
         if value not in rule:
             raise SchemaError(f"{where} is {value!r}; expected one of {', '.join(rule)}")
+    elif rule == "strs":
+        if (not isinstance(value, list) or len(value) > MAX_ENTITIES
+                or not all(isinstance(v, str) and 0 < len(v) <= MAX_ENTITY_CHARS for v in value)):
+            raise SchemaError(f"{where} must be an array of at most {MAX_ENTITIES} short strings")
     elif rule == "id":
         if value is not None and (not isinstance(value, str) or not value.strip() or len(value) > 64):
             raise SchemaError(f"{where} must be null or a record id")
@@ -74,11 +82,14 @@ def validate(data) -> dict:
             raise SchemaError(f"{name} must be an array")
         if len(items) > MAX_ITEMS:
             raise SchemaError(f"{name} has more than {MAX_ITEMS} items")
+        optional = _OPTIONAL.get(name, {})
         for i, item in enumerate(items):
-            if not isinstance(item, dict) or set(item) != set(fields):
-                raise SchemaError(f"{name}[{i}] must have exactly the keys {', '.join(fields)}")
-            for field, rule in fields.items():
-                _check_value(f"{name}[{i}].{field}", rule, item[field])
+            if not isinstance(item, dict) or not set(fields) <= set(item) <= set(fields) | set(optional):
+                raise SchemaError(f"{name}[{i}] must have exactly the keys {', '.join(fields)}"
+                                  + (f" (and optionally {', '.join(optional)})" if optional else ""))
+            for field, rule in {**fields, **optional}.items():
+                if field in item:
+                    _check_value(f"{name}[{i}].{field}", rule, item[field])
     work = data["active_work"]
     if work is not None:
         if not isinstance(work, dict) or set(work) != set(_WORK):
@@ -94,6 +105,8 @@ def validate(data) -> dict:
 def _shape_of(rule) -> str:
     if isinstance(rule, tuple):
         return '"' + "|".join(rule) + '"'
+    if rule == "strs":
+        return "[]"
     return "null" if rule == "id" else '"..."'
 
 
@@ -102,7 +115,8 @@ def prompt_shape() -> str:
     lines = []
     for name in _ORDER:
         if name in _FIELDS:
-            fields = ", ".join(f'"{f}": {_shape_of(rule)}' for f, rule in _FIELDS[name].items())
+            shape = {**_FIELDS[name], **_OPTIONAL.get(name, {})}
+            fields = ", ".join(f'"{f}": {_shape_of(rule)}' for f, rule in shape.items())
             value = f"[{{{fields}}}]"
         elif name == "active_work":
             value = "{" + ", ".join([f'"{_WORK[0]}": "..."', *(f'"{w}": []' for w in _WORK[1:])]) + "}"

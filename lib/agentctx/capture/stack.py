@@ -174,17 +174,10 @@ def _dep_name(spec: str) -> str:
     return m.group(1).lower().replace("_", "-") if m else ""
 
 
-def _python(f: _Found) -> None:
-    text = f.read("pyproject.toml")
-    data = load_toml(text) if text else {}
-    setup = f.first("setup.py", "setup.cfg")
-    reqs = f.first("requirements.txt", "requirements-dev.txt", "Pipfile")
-    if not (text or setup or reqs):
-        return
-    src = "pyproject.toml" if text else (setup or reqs or "")
+def _python_deps(f: _Found, data: dict, reqs: str | None) -> tuple[set[str], set[str]]:
+    """(runtime dependencies, those plus optional / dev / group ones and requirements files), normalized."""
     project = data.get("project") or {}
-    tool = data.get("tool") or {}
-    poetry = tool.get("poetry") or {}
+    poetry = (data.get("tool") or {}).get("poetry") or {}
     deps = {_dep_name(d) for d in project.get("dependencies") or [] if isinstance(d, str)}
     deps |= {k.lower() for k in (poetry.get("dependencies") or {}) if isinstance(k, str)}
     dev = set(deps)
@@ -196,6 +189,21 @@ def _python(f: _Found) -> None:
             dev |= {k.lower() for k in (group.get("dependencies") or {}) if isinstance(k, str)}
     if reqs and reqs != "Pipfile":
         dev |= {_dep_name(line) for line in (f.read(reqs) or "").splitlines() if line.strip()[:1].isalnum()}
+    return deps, dev
+
+
+def _python(f: _Found) -> None:
+    text = f.read("pyproject.toml")
+    data = load_toml(text) if text else {}
+    setup = f.first("setup.py", "setup.cfg")
+    reqs = f.first("requirements.txt", "requirements-dev.txt", "Pipfile")
+    if not (text or setup or reqs):
+        return
+    src = "pyproject.toml" if text else (setup or reqs or "")
+    project = data.get("project") or {}
+    tool = data.get("tool") or {}
+    poetry = tool.get("poetry") or {}
+    deps, dev = _python_deps(f, data, reqs)
 
     if f.exists("uv.lock"):
         run, manager = "uv run ", "uv"
@@ -269,6 +277,35 @@ def _python(f: _Found) -> None:
             f.add_entry(name, name)
 
 
+def _node_pm(f: _Found, data: dict) -> str:
+    """The package manager a package.json project uses (its ``packageManager`` field, else its lockfile)."""
+    pm_field = str(data.get("packageManager") or "")
+    if pm_field:
+        return pm_field.split("@")[0]
+    if f.exists("pnpm-lock.yaml"):
+        return "pnpm"
+    if f.exists("yarn.lock"):
+        return "yarn"
+    if f.exists("bun.lockb", "bun.lock"):
+        return "bun"
+    return "npm"
+
+
+def _node_deps(data: dict) -> dict:
+    deps: dict = {}
+    for section in ("dependencies", "devDependencies", "peerDependencies"):
+        if isinstance(data.get(section), dict):
+            deps.update(data[section])
+    return deps
+
+
+def _node_run(pm: str, name: str) -> str:
+    """How the package manager runs script ``name``."""
+    if name in ("test", "start") and pm in ("npm", "pnpm", "yarn", "bun"):
+        return f"{pm} {name}"
+    return {"npm": f"npm run {name}", "bun": f"bun run {name}"}.get(pm, f"{pm} {name}")
+
+
 def _node(f: _Found) -> None:
     text = f.read("package.json")
     if text is None:
@@ -277,21 +314,8 @@ def _node(f: _Found) -> None:
     if not isinstance(data, dict):
         return
     src = "package.json"
-    pm_field = str(data.get("packageManager") or "")
-    if pm_field:
-        pm = pm_field.split("@")[0]
-    elif f.exists("pnpm-lock.yaml"):
-        pm = "pnpm"
-    elif f.exists("yarn.lock"):
-        pm = "yarn"
-    elif f.exists("bun.lockb", "bun.lock"):
-        pm = "bun"
-    else:
-        pm = "npm"
-    deps: dict = {}
-    for section in ("dependencies", "devDependencies", "peerDependencies"):
-        if isinstance(data.get(section), dict):
-            deps.update(data[section])
+    pm = _node_pm(f, data)
+    deps = _node_deps(data)
     ts = "typescript" in deps or f.exists("tsconfig.json")
     node = "TypeScript on Node.js" if ts else "JavaScript on Node.js"
     engines = data.get("engines") if isinstance(data.get("engines"), dict) else {}
@@ -305,9 +329,7 @@ def _node(f: _Found) -> None:
     scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
 
     def run(name: str) -> str:
-        if name in ("test", "start") and pm in ("npm", "pnpm", "yarn", "bun"):
-            return f"{pm} {name}"
-        return {"npm": f"npm run {name}", "bun": f"bun run {name}"}.get(pm, f"{pm} {name}")
+        return _node_run(pm, name)
 
     test = str(scripts.get("test") or "")
     if test and "no test specified" not in test:
@@ -495,6 +517,56 @@ def _ci(f: _Found) -> None:
         f.add_stack("CI: GitHub Actions", ".github/workflows")
     elif f.exists(".gitlab-ci.yml"):
         f.add_stack("CI: GitLab CI", ".gitlab-ci.yml")
+
+
+# ---------------------------------------------------------------------------------------------
+# What the manifests name (the entity graph's packages and commands: capture/entities.py)
+
+
+def manifest_packages(root: str) -> list[str]:
+    """Dependency names from pyproject.toml / requirements, package.json, Cargo.toml, go.mod and Gemfile."""
+    f = _Found(root)
+    out: set[str] = set()
+    text = f.read("pyproject.toml")
+    reqs = f.first("requirements.txt", "requirements-dev.txt")
+    if text or reqs:
+        out |= _python_deps(f, load_toml(text) if text else {}, reqs)[1]
+    text = f.read("package.json")
+    if text:
+        data = json.loads(text)
+        if isinstance(data, dict):
+            out |= {str(k) for k in _node_deps(data)}
+    text = f.read("Cargo.toml")
+    if text:
+        data = load_toml(text)
+        for section in ("dependencies", "dev-dependencies", "build-dependencies"):
+            out |= {str(k) for k in (data.get(section) or {})}
+    text = f.read("go.mod")
+    if text:
+        for path in re.findall(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/[\w./-]+)\s+v[\d.]", text, re.M):
+            parts = [p for p in path.split("/") if not re.fullmatch(r"v\d+", p)]
+            out |= {path, parts[-1]}
+    text = f.read("Gemfile")
+    if text:
+        out |= set(re.findall(r"""^\s*gem\s+["']([\w.-]+)["']""", text, re.M))
+    return sorted(p for p in out if p)
+
+
+def script_commands(root: str) -> list[str]:
+    """Every package.json script and Makefile / justfile target, as the project runs it."""
+    f = _Found(root)
+    out: list[str] = []
+    text = f.read("package.json")
+    data = json.loads(text) if text else None
+    if isinstance(data, dict) and isinstance(data.get("scripts"), dict):
+        pm = _node_pm(f, data)
+        out += [_node_run(pm, str(name)) for name in data["scripts"]]
+    for names, pattern, tool in ((("GNUmakefile", "Makefile", "makefile"), _MAKE_TARGET, "make"),
+                                 (("justfile", "Justfile", ".justfile"), _JUST_RECIPE, "just")):
+        source = f.first(*names)
+        if source:
+            out += [f"{tool} {t}" for t in sorted(set(pattern.findall(f.read(source) or ""))) if t != ".PHONY"]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

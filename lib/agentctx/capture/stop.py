@@ -27,8 +27,11 @@ def worker_command(sid: str, transcript_path: str, workdir: str, *, final: bool 
 def start_worker(sid: str, transcript_path: str, workdir: str, *, final: bool = False) -> int | None:
     """Start (or nudge) the session's worker; the pid started, or None."""
     lock = flight.for_session("extract", sid)
-    if lock.held():
-        lock.mark_pending()
+    if lock.held():  # the running worker takes it; at the session's end it must stop waiting and extract now
+        if final:
+            lock.mark_final()
+        else:
+            lock.mark_pending()
         return None
     argv = worker_command(sid, transcript_path, workdir, final=final, background=True)
     if argv is None:
@@ -43,6 +46,10 @@ def on_stop(event: HookEvent) -> None:
     """Stop hook handler: never a decision, never additionalContext, never exit 2."""
     path = event.transcript_path
     if not path or not os.path.isfile(path):
+        return None
+    from agentctx import project, project_settings
+
+    if not project_settings.load(project.detect(event.cwd).root).capture:  # off for this project: no worker
         return None
     start_worker(event.session_id, path, event.cwd)
     return None

@@ -29,6 +29,7 @@ MAX_TOOL_CHARS = 400  # a tool call or result is context, not content: keep it s
 MAX_TEXT_CHARS = 12_000  # one message; longer ones keep their head and tail
 
 _REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL | re.IGNORECASE)
+_TASK_RESULT = re.compile(r"<result>(.*?)(?:</result>|\Z)", re.DOTALL)
 _HARNESS = re.compile(
     r"^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr|caveat)>|<session-start-hook>|"
     r"<tick>|<goal>|\[Request interrupted by user|<ide_opened_file>|<ide_selection>|<bash-(?:input|stdout|stderr)>)"
@@ -115,6 +116,18 @@ def _tool_result_text(content: object) -> str:
     return "\n".join(parts)
 
 
+def _spoken(is_user: bool, text: str) -> tuple[str, str]:
+    """(role, text) of a text block. A background subagent's report arrives as a user line that the
+    harness wrote (``<task-notification>``): it is the subagent's output, a tool result, never the
+    developer speaking."""
+    if not is_user:
+        return "assistant", text
+    if text.startswith("<task-notification>"):
+        found = _TASK_RESULT.search(text)
+        return "tool", f"[subagent result: {_one_line(found.group(1) if found else text)}]"
+    return "user", text
+
+
 def _blocks(line: dict) -> list[tuple[str, str]]:
     """(role, text) pieces of one user/assistant line, cleaned."""
     message = line.get("message")
@@ -127,7 +140,7 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         return [("summary", text.strip())] if text.strip() else []
     if isinstance(content, str):
         text = clean_text(content)
-        return [("user" if is_user else "assistant", text)] if text else []
+        return [_spoken(is_user, text)] if text else []
     out: list[tuple[str, str]] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
@@ -136,7 +149,7 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         if kind == "text" and isinstance(block.get("text"), str):
             text = clean_text(block["text"])
             if text:
-                out.append(("user" if is_user else "assistant", text))
+                out.append(_spoken(is_user, text))
         elif kind == "tool_use" and not is_user:
             out.append(("assistant", f"[tool {block.get('name', '?')}: {_one_line(block.get('input', {}))}]"))
         elif kind == "tool_result":

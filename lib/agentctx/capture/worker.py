@@ -38,26 +38,35 @@ def work(session_id: str, transcript_path: str, cwd: str | None = None, *, final
     """The worker: single-flight, debounced, incremental (see the module docstring)."""
     lock = flight.for_session("extract", session_id)
     if not lock.acquire():
-        lock.mark_pending()
+        if final:
+            lock.mark_final()
+        else:
+            lock.mark_pending()
         return [Result("busy")]
     results: list[Result] = []
     started = time.monotonic()
-    try:
-        while True:
-            lock.take_pending()
-            force = final or _quiet_for(transcript_path) >= idle_s or time.monotonic() - started >= MAX_WAIT_S
-            result = run_once(session_id, transcript_path, cwd, force=force, min_tokens=min_tokens)
-            if result.status != "waiting":
-                results.append(result)
-                _log_result(session_id, result)
-            if result.status == "failed":
-                break  # the next Stop retries; never loop on a failing API
-            if result.status in ("nothing", "flush_ok") and not lock.take_pending():
-                break
-            if result.status == "waiting":
-                _wait_for_change(transcript_path, idle_s, lock)
-    finally:
-        lock.release()
+    for _ in range(3):  # again when a Stop or SessionEnd flagged more between the last look and the release
+        try:
+            while True:
+                lock.take_pending()
+                final = lock.take_final() or final  # SessionEnd: finish now, do not wait for more
+                force = final or _quiet_for(transcript_path) >= idle_s or time.monotonic() - started >= MAX_WAIT_S
+                result = run_once(session_id, transcript_path, cwd, force=force, min_tokens=min_tokens)
+                if result.status != "waiting":
+                    results.append(result)
+                    _log_result(session_id, result)
+                if result.status == "failed":
+                    break  # the next Stop retries; never loop on a failing API
+                if result.status in ("nothing", "flush_ok") and not lock.take_pending():
+                    break
+                if result.status == "waiting":
+                    _wait_for_change(transcript_path, idle_s, lock)
+        finally:
+            lock.release()
+        if results and results[-1].status == "failed":
+            break
+        if not (os.path.exists(lock.pending_path) or lock.final_requested()) or not lock.acquire():
+            break
     return results
 
 
@@ -71,7 +80,7 @@ def _wait_for_change(path: str, idle_s: float, lock: flight.Lock) -> None:
             return None
 
     before = stamp()
-    while stamp() == before and _quiet_for(path) < idle_s:
+    while stamp() == before and _quiet_for(path) < idle_s and not lock.final_requested():
         time.sleep(min(POLL_S, max(0.05, idle_s - _quiet_for(path))))
         lock.refresh()
 

@@ -13,8 +13,9 @@ numpy, apsw and sqlite-vec); ``agentctx consolidate`` runs it in the foreground.
 
 Steps, in order: embeddings (pending records, batches), vector clean-up, near-duplicates
 (``dedup``), scores and prune bookkeeping (``archive.rescore``), the cold partition
-(``archive.archive``), ledger rollup, developer profile, CLAUDE.md drift and team export (when
-those modules exist), then the digest ranking for the next SessionStart (``rank``).
+(``archive.archive``), entity links (``capture.entities``), ledger rollup (paused at a spending cap),
+developer profile, CLAUDE.md drift, team export and team sync with each remote (``sharing.remote.sync``),
+the daily log (``sharing.daylog``), then the digest ranking for the next SessionStart (``rank``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import time
 from agentctx import config, flight
 from agentctx import project as project_mod
 from agentctx.logs import log
-from agentctx.store import archive, db
+from agentctx.store import archive, db, embedding_queue, records
 
 DEFAULT_SECONDS = 60.0
 BATCH = 256
@@ -102,19 +103,15 @@ class Pass:
                 self.note(f"vector store holds {old} vectors, the model is now {emb.tag}: re-embedding everything")
             if self.dry_run:
                 info["would_reset"] = True
-                info["pending"] = self.conn.execute("SELECT COUNT(*) FROM records WHERE superseded_at IS NULL "
-                                                    "AND archived_at IS NULL").fetchone()[0]
+                info["pending"] = records.count_active(self.conn, None, all_projects=True)
                 self.store.close()
                 self.store = self.embedder = None
                 return
             with db.transaction(self.conn):  # records first: a crash before the reset repeats it
-                self.conn.execute("UPDATE records SET pending_embedding = 1, embedded_model = NULL "
-                                  "WHERE embedded_model IS NOT NULL")
+                embedding_queue.reset(self.conn)
             self.store.reset(emb.tag, emb.dim)
         names = {r[0]: r[1] for r in self.conn.execute("SELECT id, name FROM projects")}
-        pending_sql = ("FROM records WHERE superseded_at IS NULL AND archived_at IS NULL "
-                       "AND (pending_embedding = 1 OR embedded_model IS NOT ?)")
-        info["pending"] = self.conn.execute(f"SELECT COUNT(*) {pending_sql}", (emb.tag,)).fetchone()[0]
+        info["pending"] = embedding_queue.count(self.conn, emb.tag)
         if self.dry_run:
             return
         from agentctx.consolidation.embeddings import text_for
@@ -123,18 +120,14 @@ class Pass:
         t0 = time.monotonic()
         last_seq = 0
         while not self.out_of_time():
-            rows = [dict(r) for r in self.conn.execute(
-                f"SELECT seq, id, project_id, type, title, body, valid_from, recorded_at, updated_at {pending_sql} "
-                "AND seq > ? ORDER BY seq LIMIT ?", (emb.tag, last_seq, BATCH))]
+            rows = embedding_queue.batch(self.conn, emb.tag, last_seq, BATCH)
             if not rows:
                 break
             last_seq = rows[-1]["seq"]
             vecs = emb.encode([text_for(r, names.get(r["project_id"], "")) for r in rows])
             self.store.upsert([(r["id"], r["project_id"], r["type"], to_blob(v)) for r, v in zip(rows, vecs, strict=True)])
             with db.transaction(self.conn):  # only records unchanged since they were read
-                self.conn.executemany(
-                    "UPDATE records SET pending_embedding = 0, embedded_model = ? WHERE id = ? AND updated_at IS ?",
-                    [(emb.tag, r["id"], r["updated_at"]) for r in rows])
+                embedding_queue.mark_done(self.conn, emb.tag, rows)
             info["embedded"] += len(rows)
             if self.pause:
                 time.sleep(self.pause)
@@ -142,9 +135,7 @@ class Pass:
         if info["embedded"]:
             info["per_second"] = round(info["embedded"] / max(info["seconds"], 1e-6))
         if not self.out_of_time():
-            current = {r[0] for r in self.conn.execute(
-                "SELECT id FROM records WHERE superseded_at IS NULL AND archived_at IS NULL")}
-            stale = sorted(self.store.ids() - current)
+            stale = sorted(self.store.ids() - embedding_queue.current_ids(self.conn))
             info["removed"] = self.store.delete(stale) if stale else 0
 
     def dedup(self) -> None:
@@ -186,36 +177,47 @@ class Pass:
                                            "prune_candidates": len(archive.prune_candidates(self.conn, self.proj.id))}
 
     def others(self) -> None:
-        """Ledger rollup, developer profile, CLAUDE.md drift, team export: when those modules exist."""
-        steps = [
-            ("rollup", "agentctx.consolidation.rollup", lambda m: m.run(self.conn, self.proj.id, client=self._rollup_client(),
-                                                          dry_run=self.dry_run), True),
-            ("devprofile", "agentctx.consolidation.devprofile", lambda m: m.promote(self.conn), False),
-            ("drift", "agentctx.sharing.drift", lambda m: m.scan(self.conn, self.proj), False),
-            ("teamsync", "agentctx.sharing.teamsync", lambda m: m.export(self.conn, self.proj), False),
-        ]
-        import importlib
+        """Entity links, ledger rollup, developer profile, CLAUDE.md drift, team export, team sync (remotes),
+        the daily log."""
+        from agentctx.capture import entities
+        from agentctx.consolidation import devprofile
+        from agentctx.sharing import daylog, drift, teamsync
+        from agentctx.sharing.remote import sync as remote_sync
 
-        for name, module, call, dry_ok in steps:
+        steps = [
+            ("entities", lambda: entities.link_project(self.conn, self.proj.id, self.proj.root), False),
+            ("rollup", self._rollup, True),
+            ("devprofile", lambda: devprofile.promote(self.conn), False),
+            ("drift", lambda: drift.scan(self.conn, self.proj), False),
+            ("teamsync", lambda: teamsync.export(self.conn, self.proj), False),
+            ("remote", lambda: remote_sync.in_consolidation(self.conn, deadline=self.deadline), False),
+            ("daylog", lambda: {"path": daylog.write(self.conn, self.proj)}, False),
+        ]
+        for name, call, dry_ok in steps:
             if self.out_of_time():
                 return
-            try:
-                mod = importlib.import_module(module)
-            except ImportError:
-                self.note(f"{name} skipped: {module} is not available")
-                self.report["steps"][name] = {"skipped": "module not available"}
-                continue
             if self.dry_run and not dry_ok:
                 self.report["steps"][name] = {"skipped": "dry run"}
                 continue
             try:
-                result = call(mod)
+                result = call()
             except Exception as exc:  # one step failing must not cost the others
                 self.note(f"{name} failed: {type(exc).__name__}: {exc}")
                 self.report["steps"][name] = {"error": f"{type(exc).__name__}: {exc}"}
                 continue
             self.report["steps"][name] = (result if isinstance(result, dict) else {"count": len(result)}
                                           if isinstance(result, list) else {"result": _plain(result)})
+
+    def _rollup(self) -> dict:
+        """The ledger rollup, unless a spending cap is reached (then it waits for a later pass)."""
+        from agentctx import spending
+        from agentctx.consolidation import rollup
+
+        client = self._rollup_client()
+        capped = spending.paused(self.conn) if client is not None else None
+        if capped:
+            return {"status": "paused", "reason": capped}
+        return rollup.run(self.conn, self.proj.id, client=client, dry_run=self.dry_run)
 
     def _rollup_client(self):
         if not self.llm_mode():
@@ -230,7 +232,7 @@ class Pass:
             return
         from agentctx.consolidation import hybrid
         from agentctx.injection import digest
-        from agentctx.store import records, search
+        from agentctx.store import search
 
         recs = records.active(self.conn, self.proj.id, ["decision", "convention"], limit=RANK_IDS)
         if not recs:
@@ -257,12 +259,9 @@ class Pass:
 def focus_text(conn: sqlite3.Connection, project_id: str) -> str:
     """The last handover and the newest discoveries and bugfixes: what the next session is likely about
     (decisions are what gets ranked, so they are not part of the query)."""
-    parts = [f"{r['title']} {r['body'][:600]}" for r in conn.execute(
-        "SELECT title, body FROM records WHERE project_id = ? AND type = 'handover' AND superseded_at IS NULL "
-        "ORDER BY recorded_at DESC LIMIT 1", (project_id,))]
-    parts += [r[0] for r in conn.execute(
-        "SELECT title FROM records WHERE project_id = ? AND type IN ('discovery', 'bugfix') "
-        "AND archived_at IS NULL ORDER BY seq DESC LIMIT ?", (project_id, FOCUS_RECORDS))]
+    parts = [f"{r['title']} {r['body'][:600]}" for r in records.current(conn, project_id, types=["handover"],
+                                                                       order="newest", limit=1)]
+    parts += [r["title"] for r in records.recent(conn, project_id, ["discovery", "bugfix"], limit=FOCUS_RECORDS)]
     return " ".join(parts)
 
 

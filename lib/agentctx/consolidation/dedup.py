@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import clock, ids
+from agentctx import clock
 from agentctx.injection import render
 from agentctx.logs import log
+from agentctx.store import graph, records
 from agentctx.store.db import transaction
-from agentctx.store.records import COLUMNS
 
 THRESHOLD = 0.92
 STRICT_THRESHOLD = 0.96
@@ -103,43 +103,24 @@ def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0) -> b
     return float(va @ vb) > STRICT_THRESHOLD
 
 
-def _load_many(conn: sqlite3.Connection, rec_ids: set[str]) -> dict[str, dict]:
-    out: dict[str, dict] = {}
-    ordered = sorted(rec_ids)
-    for start in range(0, len(ordered), 500):
-        part = ordered[start:start + 500]
-        for row in conn.execute(f"SELECT {COLUMNS}, archived_at FROM records WHERE id IN ({','.join('?' * len(part))})",
-                                part):
-            out[row["id"]] = dict(row)
-    return out
-
-
 def survivor_of(a: dict, b: dict) -> tuple[dict, dict]:
     """(kept, merged away): the older record is kept."""
     return (a, b) if (a["valid_from"], a["recorded_at"], a["id"]) <= (b["valid_from"], b["recorded_at"], b["id"]) else (b, a)
 
 
-def merge(conn: sqlite3.Connection, keep: dict, dup: dict) -> None:
+def merge(conn: sqlite3.Connection, project_id: str, keep: dict, dup: dict) -> None:
     """Supersede ``dup`` into ``keep`` in one transaction (see the module docstring)."""
     stamp = clock.now()
     confidence = max(keep["confidence"], dup["confidence"], key=lambda c: RANK.get(c, 0))
     if confidence == "inferred":
         confidence = "reinforced"  # seen twice: that is what reinforcement means
     with transaction(conn):
-        conn.execute(
-            "UPDATE records SET superseded_at = ?, superseded_by = ?, updated_at = ? WHERE id = ? AND superseded_at IS NULL",
-            (stamp, keep["id"], stamp, dup["id"]))
-        conn.execute(
-            "UPDATE records SET reinforce_count = reinforce_count + ?, confidence = ?, pinned = MAX(pinned, ?), "
-            "access_count = access_count + ?, updated_at = ? WHERE id = ?",
-            (int(dup["reinforce_count"] or 0) + 1, confidence, int(dup["pinned"] or 0),
-             int(dup["access_count"] or 0), stamp, keep["id"]))
-        conn.execute(
-            "INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, weight, created_at) "
-            "VALUES (?, ?, ?, 'derives_from', 1.0, ?)", (ids.new_id(), keep["id"], dup["id"], stamp))
-        conn.execute(
-            "INSERT OR IGNORE INTO record_entities (record_id, entity_id) "
-            "SELECT ?, entity_id FROM record_entities WHERE record_id = ?", (keep["id"], dup["id"]))
+        records.retire(conn, dup["id"], stamp=stamp, project_id=project_id, by=keep["id"], rel="derives_from",
+                       mark_updated=True)
+        records.reinforce(conn, keep["id"], project_id=project_id, times=int(dup["reinforce_count"] or 0) + 1,
+                          stamp=stamp, confidence=confidence, pin=bool(dup["pinned"]),
+                          accesses=int(dup["access_count"] or 0))
+        graph.copy_links(conn, dup["id"], keep["id"])
 
 
 def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=None, dry_run: bool = False,
@@ -155,7 +136,7 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
         rec_ids, matrix = store.matrix(project_id, rtype)
         gone: set[str] = set()
         pairs = candidates(rec_ids, matrix, THRESHOLD, only=todo) if len(rec_ids) > 1 else []
-        recs = _load_many(conn, {i for _, a, b in pairs for i in (a, b)})
+        recs = records.many(conn, {i for _, a, b in pairs for i in (a, b)}, project_id)
         for sim, a_id, b_id in pairs:
             if deadline is not None and time.monotonic() > deadline:
                 return merges
@@ -183,8 +164,8 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
                            "confirmed_by": how})
             gone.add(dup["id"])
             if not dry_run:
-                fresh = _load_many(conn, {keep["id"], dup["id"]})  # counts may have grown by an earlier merge
-                merge(conn, fresh[keep["id"]], fresh[dup["id"]])
+                fresh = records.many(conn, {keep["id"], dup["id"]}, project_id)  # counts may have grown meanwhile
+                merge(conn, project_id, fresh[keep["id"]], fresh[dup["id"]])
         if not dry_run:  # only once the whole type is done: a pass cut short compares them again
             store.mark_checked(sorted(todo))
     return merges

@@ -77,9 +77,9 @@ def profile(conn: sqlite3.Connection) -> list[dict]:
     return out
 
 
-def resolve(conn: sqlite3.Connection, ref: str) -> dict:
-    """A current global preference by id or unique prefix, else RecordError."""
-    rec = records.resolve(conn, ref)
+def resolve(conn: sqlite3.Connection, ref: str, project_id: str) -> dict:
+    """A current global preference by id or unique prefix (as seen from this project), else RecordError."""
+    rec = records.resolve(conn, ref, project_id)
     if rec["type"] != "preference" or rec["scope"] != "global":
         raise records.RecordError(f"record {rec['id']} is not a global preference (agentctx profile show lists them)")
     if rec["superseded_at"]:
@@ -87,19 +87,19 @@ def resolve(conn: sqlite3.Connection, ref: str) -> dict:
     return rec
 
 
-def edit(conn: sqlite3.Connection, ref: str, *, rule: str | None = None, project_only: bool = False) -> dict:
+def edit(conn: sqlite3.Connection, ref: str, project_id: str, *, rule: str | None = None,
+         project_only: bool = False) -> dict:
     """Correct a global preference's rule, or move a misattributed one to its project's scope."""
-    rec = resolve(conn, ref)
+    rec = resolve(conn, ref, project_id)
     if rule is None and not project_only:
         raise records.RecordError("nothing to change: give --rule and/or --project-only")
-    return records.edit(conn, rec["id"], title=rule, scope="project" if project_only else None)
+    return records.edit(conn, rec["id"], title=rule, scope="project" if project_only else None, project_id=project_id)
 
 
-def clear(conn: sqlite3.Connection, ref: str) -> dict:
+def clear(conn: sqlite3.Connection, ref: str, project_id: str) -> dict:
     """Retire a global preference: no longer true from now on (never deleted; history keeps it)."""
-    rec = resolve(conn, ref)
+    rec = resolve(conn, ref, project_id)
     stamp = clock.now()
     with transaction(conn):
-        records.retire(conn, rec["id"], stamp=stamp, valid_to=stamp)
-        conn.execute("UPDATE records SET updated_at = ? WHERE id = ? AND superseded_at = ?", (stamp, rec["id"], stamp))
-    return records.resolve(conn, rec["id"])
+        records.retire(conn, rec["id"], stamp=stamp, project_id=project_id, valid_to=stamp, mark_updated=True)
+    return records.get(conn, rec["id"], project_id)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from agentctx.store import search
-from agentctx.store.records import COLUMNS
+from agentctx.store import records, search
 
 RRF_K = 60
 FTS_WEIGHT = 1.0
@@ -31,12 +30,8 @@ def rrf(rankings: list[tuple[list[str], float]], k: int = RRF_K) -> list[str]:
 
 
 def _current(conn: sqlite3.Connection, project_id: str, rec_ids: list[str], types: list[str]) -> dict[str, dict]:
-    if not rec_ids:
-        return {}
-    rows = conn.execute(
-        f"SELECT {COLUMNS} FROM records WHERE id IN ({','.join('?' * len(rec_ids))}) AND superseded_at IS NULL "
-        "AND archived_at IS NULL AND (project_id = ? OR scope = 'global')", (*rec_ids, project_id)).fetchall()
-    return {r["id"]: dict(r) for r in rows if not types or r["type"] in types}
+    rows = records.current(conn, project_id, include_global=True, ids=rec_ids, types=types)
+    return {r["id"]: r for r in rows}
 
 
 def vector_ids(store, embedder, project_id: str, text: str, k: int) -> list[str]:

@@ -23,7 +23,7 @@ import re
 
 from agentctx import clock, ids
 from agentctx.capture import prompts
-from agentctx.store import graph, records
+from agentctx.store import archive, graph, records
 from agentctx.store.db import transaction
 
 LEDGER_TYPES = ("discovery", "bugfix")
@@ -120,13 +120,8 @@ def user_message(blocks: list[str], task: str) -> str:
 
 def candidates(conn, project_id: str) -> list[dict]:
     """Active ledger records of a project (rollups excluded), newest first."""
-    rows = conn.execute(
-        f"SELECT {records.COLUMNS} FROM records WHERE project_id = ? AND type IN ({','.join('?' * len(LEDGER_TYPES))}) "
-        "AND superseded_at IS NULL AND archived_at IS NULL AND pinned = 0 "
-        "AND (key IS NULL OR key NOT LIKE ?) ORDER BY recorded_at DESC, id DESC",
-        (project_id, *LEDGER_TYPES, ROLLUP_KEY + "%"),
-    ).fetchall()
-    return [dict(r) for r in rows]
+    return records.current(conn, project_id, types=LEDGER_TYPES, unpinned=True, exclude_key_prefix=ROLLUP_KEY,
+                           order="newest")
 
 
 def _map(client, messages: list[str], usage) -> list[dict]:
@@ -191,11 +186,15 @@ def run(conn, project_id: str, *, client=None, dry_run: bool = False, threshold:
     for g in taken:
         chunk_blocks = [blocks[i] for i in g]
         messages.append(user_message(chunk_blocks, CHUNK_TASK.format(n=len(chunk_blocks))))
+    from agentctx import spending
+
     try:
         final, report["meta_rounds"] = _reduce(client, _map(client, messages, usage), usage)
     except (llm.LLMError, RollupError) as exc:
+        spending.record(conn, "rollup", usage, project_id=project_id, session_id=None)  # what was billed counts
         report.update(status="failed", error=f"{type(exc).__name__}: {exc}", usage=usage.as_dict())
         return report
+    spending.record(conn, "rollup", usage, project_id=project_id, session_id=None)
     report["usage"] = usage.as_dict()
     rollup_id = _write(conn, project_id, final, sources)
     if rollup_id is None:
@@ -214,14 +213,7 @@ def _write(conn, project_id: str, final: dict, sources: list[dict]) -> str | Non
     body = f"{final['summary']}\n\nRolled up {len(sources)} discoveries/bugfixes from {first} to {last} on {stamp[:10]}."
     wanted = [r["id"] for r in sources]
     with transaction(conn):
-        still = 0
-        for i in range(0, len(wanted), 500):
-            part = wanted[i: i + 500]
-            still += conn.execute(
-                f"SELECT COUNT(*) FROM records WHERE id IN ({','.join('?' * len(part))}) "
-                "AND superseded_at IS NULL AND archived_at IS NULL", part,
-            ).fetchone()[0]
-        if still != len(wanted):
+        if len(records.current_among(conn, project_id, wanted)) != len(wanted):
             return None
         records.restore(conn, project_id, {
             "id": rid, "type": "discovery", "key": ROLLUP_KEY + rid, "title": title, "body": body,
@@ -230,7 +222,7 @@ def _write(conn, project_id: str, final: dict, sources: list[dict]) -> str | Non
         })
         for src in wanted:
             graph.edge(conn, rid, src, "spawned_from")
-        conn.executemany("UPDATE records SET archived_at = ? WHERE id = ?", [(stamp, src) for src in wanted])
+        archive.soft_archive(conn, project_id, wanted, stamp)
     return rid
 
 

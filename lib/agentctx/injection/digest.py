@@ -16,22 +16,27 @@ from agentctx import budgets, fsio, paths, project
 from agentctx.injection import render
 from agentctx.store import db, records
 
-SECTION_TOKENS = {"profile": 220, "decisions": 560, "handover": 380, "developer": 200}  # + a one-line hint
-BODY_CHARS = {"profile": 160, "decisions": 220, "handover": 1400, "developer": 160}
+SECTION_TOKENS = {"profile": 220, "decisions": 560, "conventions": 400, "handover": 380,
+                  "developer": 200}  # + a one-line hint
+BODY_CHARS = {"profile": 160, "decisions": 220, "conventions": 220, "handover": 1400, "developer": 160}
+SECTIONS = ("profile", "decisions", "handover", "developer")  # the SessionStart digest, in order
 
 
 class Digest:
     """Digest text, its token estimate, the records it shows and the store generation it reflects."""
 
-    __slots__ = ("text", "tokens", "record_ids", "generation")
+    __slots__ = ("text", "tokens", "record_ids", "generation", "sections")
 
-    def __init__(self, text: str, tokens: int, record_ids: list[str] | None = None, generation: int = -1):
+    def __init__(self, text: str, tokens: int, record_ids: list[str] | None = None, generation: int = -1,
+                 sections: list[str] | None = None):
         self.text, self.tokens = text, tokens
         self.record_ids = list(record_ids or [])
         self.generation = generation
+        self.sections = list(SECTIONS if sections is None else sections)
 
     def as_dict(self) -> dict:
-        return {"text": self.text, "tokens": self.tokens, "record_ids": self.record_ids, "generation": self.generation}
+        return {"text": self.text, "tokens": self.tokens, "record_ids": self.record_ids, "generation": self.generation,
+                "sections": self.sections}
 
 
 def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_type: bool = True):
@@ -52,19 +57,41 @@ def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_
     return kept, [r["id"] for r in recs[: len(kept) - 1]]
 
 
-def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | None = None) -> Digest:
-    """Compose the digest for ``proj`` from the store; ``lead`` blocks (the anchor) come first."""
+def _plan(conn: sqlite3.Connection, proj: project.Project, name: str) -> tuple[str, list[dict], bool]:
+    """(heading, records, show the type) of one section."""
+    if name == "profile":
+        return f"## Project profile: {render.escape(proj.name)}", records.active(conn, proj.id, ["profile"], limit=20), False
+    if name == "decisions":
+        return ("## Decisions and conventions in force",
+                ranked(proj.id, records.active(conn, proj.id, ["decision", "convention"], limit=40)), True)
+    if name == "conventions":
+        return "## Conventions in force", ranked(proj.id, records.active(conn, proj.id, ["convention"], limit=40)), False
+    if name == "handover":
+        return "## Last session handover", records.active(conn, proj.id, ["handover"], limit=1), False
+    if name == "developer":
+        return "## Developer profile (all projects)", records.global_preferences(conn), False
+    raise ValueError(f"unknown digest section {name!r}")
+
+
+def settings_sections(proj: project.Project) -> list[str]:
+    """The SessionStart sections this project has on (``.agentctx/config.toml`` [digest])."""
+    from agentctx import project_settings
+
+    return list(project_settings.load(proj.root).sections)
+
+
+def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | None = None,
+          sections: list[str] | tuple[str, ...] | None = None, cap: int = budgets.SESSION_START_TOKENS,
+          kind: str = "session-start") -> Digest:
+    """Compose the digest for ``proj`` from the store; ``lead`` blocks (the anchor) come first.
+
+    ``sections`` (default: the project's settings) and ``cap`` (tokens, fence included) also build
+    the smaller briefs of other injections (``kind`` names the fence), e.g. a subagent's.
+    """
     blocks: list[str] = list(lead or [])
     used: list[str] = []
-    plan = [
-        ("profile", f"## Project profile: {render.escape(proj.name)}",
-         records.active(conn, proj.id, ["profile"], limit=20), False),
-        ("decisions", "## Decisions and conventions in force",
-         ranked(proj.id, records.active(conn, proj.id, ["decision", "convention"], limit=40)), True),
-        ("handover", "## Last session handover",
-         records.active(conn, proj.id, ["handover"], limit=1), False),
-        ("developer", "## Developer profile (all projects)", records.global_preferences(conn), False),
-    ]
+    sections = list(settings_sections(proj) if sections is None else sections)
+    plan = [(name, *_plan(conn, proj, name)) for name in sections]
     for name, heading, recs, show_type in plan:
         kept, kept_ids = _section(heading, recs, SECTION_TOKENS[name], BODY_CHARS[name], show_type)
         blocks += kept
@@ -74,7 +101,7 @@ def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | 
 
             blocks += [line for line in [note(conn, proj.id)] if line]
     total = records.count_active(conn, proj.id)
-    others = {r["id"] for r in plan[-1][2] if r["project_id"] != proj.id}  # other projects' global preferences
+    others = {r["id"] for _, _, recs, _ in plan for r in recs if r["project_id"] != proj.id}  # others' global ones
     rest = total - len([rid for rid in used if rid not in others])
     if total:
         hint = (
@@ -88,11 +115,11 @@ def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | 
             "saved with `agentctx record --type decision --title ...`."
         )
     blocks.append(hint)
-    cap = budgets.SESSION_START_TOKENS - budgets.estimate_tokens(render.fence("session-start", []))
-    kept, _ = budgets.fit_blocks(blocks, cap, max_chars=budgets.MAX_INJECTED_CHARS - render.FENCE_OVERHEAD)
-    text = render.fence("session-start", kept)
+    room = cap - budgets.estimate_tokens(render.fence(kind, []))
+    kept, _ = budgets.fit_blocks(blocks, room, max_chars=budgets.MAX_INJECTED_CHARS - render.FENCE_OVERHEAD)
+    text = render.fence(kind, kept)
     kept_ids = [rid for rid in used if any(rid in b for b in kept)]
-    return Digest(text, budgets.estimate_tokens(text), kept_ids)
+    return Digest(text, budgets.estimate_tokens(text), kept_ids, sections=sections)
 
 
 def rank_path(project_id: str) -> str:
@@ -123,8 +150,8 @@ def write_cache(project_id: str, digest: Digest) -> None:
     fsio.write_json(cache_path(project_id), digest.as_dict(), ensure_ascii=False)
 
 
-def read_cache(project_id: str, generation: int) -> Digest | None:
-    """The cached digest if it was built at this generation and is within budget."""
+def read_cache(project_id: str, generation: int, sections: list[str] | None = None) -> Digest | None:
+    """The cached digest if it was built at this generation, with these sections, and is within budget."""
     try:
         with open(cache_path(project_id), encoding="utf-8") as fh:
             data = json.load(fh)
@@ -133,16 +160,19 @@ def read_cache(project_id: str, generation: int) -> Digest | None:
         return None
     if cached.generation != generation or budgets.estimate_tokens(cached.text) > budgets.SESSION_START_TOKENS:
         return None
+    if cached.sections != list(SECTIONS if sections is None else sections):
+        return None
     return cached
 
 
 def current(conn: sqlite3.Connection, proj: project.Project, *, refresh_cache: bool = True) -> Digest:
     """The digest to inject now: the cached one if fresh, else built live (and cached)."""
     gen = db.generation(conn)
-    cached = read_cache(proj.id, gen)
+    sections = settings_sections(proj)
+    cached = read_cache(proj.id, gen, sections)
     if cached is not None:
         return cached
-    fresh = build(conn, proj)
+    fresh = build(conn, proj, sections=sections)
     fresh.generation = gen
     if refresh_cache:
         try:

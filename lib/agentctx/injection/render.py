@@ -45,4 +45,5 @@ def fence(kind: str, blocks: list[str]) -> str:
     return "\n".join([head, *blocks, f"</{TAG}>"])
 
 
-FENCE_OVERHEAD = len(fence("session-start", []))
+# Characters the fence adds around one or more blocks: both tags and the newline after each one.
+FENCE_OVERHEAD = len(fence("session-start", [""]))

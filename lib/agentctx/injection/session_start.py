@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import budgets, prepare, project
+from agentctx import budgets, paths, prepare, project, spending
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import digest
 from agentctx.logs import log
@@ -29,7 +29,12 @@ def on_session_start(event: HookEvent) -> dict | None:
     """SessionStart hook: inject the digest; show queued notices to the user."""
     sid, source = event.session_id, event.source
     proj = project.detect(event.cwd)
-    conn = db.connect(busy_ms=HOOK_BUSY_MS)
+    try:
+        conn = db.connect(busy_ms=HOOK_BUSY_MS)
+    except db.StoreError as exc:  # a store from a newer agentctx (or unwritable and behind): say so, do nothing
+        log("SessionStart", f"store refused: {exc}")
+        return {"systemMessage": budgets.clip(f"agentctx is off for this session: {exc}.", 1000)}
+    read_only = db.is_read_only(conn)
     try:
         _team_import(conn, proj)
         dig = digest.current(conn, proj)
@@ -46,13 +51,29 @@ def on_session_start(event: HookEvent) -> dict | None:
             with db.transaction(conn):
                 project.register(conn, proj)
                 sessions.start(conn, sid, proj.id, proj.root, source)
+                sessions.follow(conn, sid, proj.id, event.cwd)  # where the MCP tools answer (capture/cwd_changed.py)
                 sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)
         except sqlite3.Error as exc:  # read-only or locked store: inject anyway
             log("SessionStart", f"accounting skipped: {type(exc).__name__}: {exc}")
+        if not read_only:
+            try:  # a session whose SessionEnd was cancelled is closed now (one indexed query when none is)
+                from agentctx.capture.session_end import close_left_open
+
+                close_left_open(conn, proj, event)
+            except (sqlite3.Error, OSError) as exc:
+                log("SessionStart", f"closing sessions left open skipped: {type(exc).__name__}: {exc}")
+        try:
+            capped = spending.notice(conn, sid)
+        except sqlite3.Error as exc:  # the cap line must not cost the digest
+            log("SessionStart", f"spending check skipped: {type(exc).__name__}: {exc}")
+            capped = None
     finally:
         conn.close()
     output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
-    notices = db.take_notices()
+    notices = db.take_notices() + ([capped] if capped else [])
+    if read_only:
+        notices.append(f"agentctx: the store at {paths.db_path()} is read-only for this user: context is injected, "
+                       "but nothing from this session will be saved (make the file and its folder writable).")
     getting_ready = prepare.at_session_start()  # first session of this plugin folder: envs prepared detached
     if getting_ready:
         notices.insert(0, getting_ready)

@@ -153,20 +153,10 @@ class _Index:
         self.db.close()
 
 
-def _predecessor(conn: sqlite3.Connection, rec: dict) -> dict | None:
-    row = conn.execute(f"SELECT {records.COLUMNS} FROM records WHERE superseded_by = ? "
-                       "ORDER BY superseded_at DESC LIMIT 1", (rec["id"],)).fetchone()
-    return dict(row) if row else None
-
-
 def _candidates(conn: sqlite3.Connection, project_id: str) -> list[dict]:
-    rows = conn.execute(
-        f"SELECT {records.COLUMNS} FROM records WHERE project_id = ? AND type IN ('decision', 'convention') "
-        "AND scope = 'project' AND superseded_at IS NULL AND archived_at IS NULL "
-        "AND confidence IN ('explicit', 'reinforced') ORDER BY pinned DESC, score DESC, recorded_at DESC LIMIT ?",
-        (project_id, MAX_RECORDS),
-    ).fetchall()
-    return [dict(r) for r in rows]
+    """The project's settled decisions and conventions: current, project-scoped, stated or reinforced."""
+    return records.current(conn, project_id, types=("decision", "convention"), scope="project",
+                           confidences=("explicit", "reinforced"), limit=MAX_RECORDS)
 
 
 def assess(conn: sqlite3.Connection, project_id: str, root: str) -> list[dict]:
@@ -180,7 +170,7 @@ def assess(conn: sqlite3.Connection, project_id: str, root: str) -> list[dict]:
             if not words:
                 continue
             cov, row = index.best(words)
-            old = _predecessor(conn, rec)
+            old = records.predecessor(conn, rec["id"], project_id)
             stale = None
             covered = cov >= COVERED
             if old:
@@ -240,7 +230,7 @@ def scan(conn: sqlite3.Connection, project) -> list[dict]:
     project_id, root = project_root(conn, project)
     found = assess(conn, project_id, root)
     stamp = clock.now()
-    from agentctx.store.db import transaction
+    from agentctx.store.db import bump_generation, transaction
 
     with transaction(conn):
         before = {(r[0], r[1]) for r in conn.execute("SELECT record_id, kind FROM drift WHERE project_id = ?",
@@ -251,7 +241,7 @@ def scan(conn: sqlite3.Connection, project) -> list[dict]:
             [(c["record_id"], project_id, c["score"], c["kind"], c["detail"], stamp) for c in found],
         )
         if before != {(c["record_id"], c["kind"]) for c in found}:
-            conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+            bump_generation(conn)
     return found
 
 
@@ -274,7 +264,8 @@ def proposal(conn: sqlite3.Connection, project) -> dict:
     """The proposed CLAUDE.md change, from a fresh scan: one line per candidate, and a unified diff.
 
     ``lines``: ``+ …`` additions and ``~~…~~`` strikethroughs; ``diff``: the unified diff of
-    the root CLAUDE.md; ``new_text``: what ``apply`` would write. Nothing is written here.
+    the root CLAUDE.md; ``new_text``: what ``apply`` would write; ``exists``: whether that CLAUDE.md
+    exists; ``compared``: how many settled decisions and conventions were checked. Nothing is written here.
     """
     project_id, root = project_root(conn, project)
     cands = scan(conn, project)
@@ -298,7 +289,9 @@ def proposal(conn: sqlite3.Connection, project) -> dict:
     diff = "".join(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
                                         "a/CLAUDE.md", "b/CLAUDE.md")) if new_text != old_text else ""
     other = [p for p in strike if p != path]
-    return {"project_id": project_id, "path": path, "exists": path in files, "candidates": [
+    return {"project_id": project_id, "path": path, "exists": path in files,
+            "compared": len(_candidates(conn, project_id)),  # settled decisions and conventions checked
+            "candidates": [
         {k: c[k] for k in ("record_id", "score", "kind", "detail", "type", "title")} for c in cands],
         "lines": lines_out, "diff": diff, "new_text": new_text,
         "not_applied": [f"{os.path.relpath(p, root)}: strike line(s) {sorted(strike[p])} by hand" for p in other]}

@@ -73,20 +73,15 @@ def _resolve(conn: sqlite3.Connection, project) -> tuple[str, str]:
 
 def shareable(conn: sqlite3.Connection, project_id: str) -> list[dict]:
     """The records that belong in the team file, in file order (type, then id)."""
-    marks = ",".join("?" * len(EXCLUDED_TYPES))
-    rows = conn.execute(
-        f"SELECT {records.COLUMNS} FROM records WHERE project_id = ? AND scope = 'project' "
-        f"AND superseded_at IS NULL AND archived_at IS NULL AND type NOT IN ({marks}) "
-        "AND source != 'hook_observation'", (project_id, *EXCLUDED_TYPES)).fetchall()
-    recs = [dict(r) for r in rows]
+    recs = records.current(conn, project_id, scope="project", exclude_types=EXCLUDED_TYPES,
+                           exclude_source="hook_observation")
     recs.sort(key=lambda r: (ORDER.index(r["type"]) if r["type"] in ORDER else len(ORDER), r["type"], r["id"]))
     return recs
 
 
-def _predecessor_id(conn: sqlite3.Connection, rid: str) -> str | None:
-    row = conn.execute("SELECT id FROM records WHERE superseded_by = ? ORDER BY superseded_at DESC LIMIT 1",
-                       (rid,)).fetchone()
-    return row[0] if row else None
+def _predecessor_id(conn: sqlite3.Connection, project_id: str, rid: str) -> str | None:
+    old = records.predecessor(conn, rid, project_id)
+    return old["id"] if old else None
 
 
 def block(rec: dict, supersedes: str | None = None) -> str:
@@ -124,7 +119,7 @@ def render(conn: sqlite3.Connection, project_id: str, broken: list[str] | None =
         if rec["type"] != current:
             current = rec["type"]
             out.append(f"\n## {HEADINGS.get(current, current.title())}\n")
-        out.append("\n" + block(rec, _predecessor_id(conn, rec["id"]) or previous.get(rec["id"])))
+        out.append("\n" + block(rec, _predecessor_id(conn, project_id, rec["id"]) or previous.get(rec["id"])))
     if broken:
         out.append(f"\n{BROKEN_HEADING}\n\n" + "\n".join(s.rstrip("\n") for s in broken) + "\n")
     return "".join(out)
@@ -309,10 +304,21 @@ def _same(block: Block, rec: dict) -> bool:
     return _norm(block.title, block.body) == _norm(rec["title"], rec["body"] or "")
 
 
-def _chain(conn: sqlite3.Connection, rid: str) -> list[dict]:
-    """The record and every record that superseded it, in order (the last is the head)."""
-    first = conn.execute(f"SELECT {records.COLUMNS} FROM records WHERE id = ?", (rid,)).fetchone()
-    return [dict(first), *records.lineage(conn, rid)[1]] if first else []
+def _chain(conn: sqlite3.Connection, project_id: str, rid: str) -> list[dict]:
+    """The record and every record that superseded it, in order (the last is the head); [] for a new id.
+    Ids are unique in the whole store, so one taken by another project's record is an error."""
+    first = records.get(conn, rid, all_projects=True)
+    if first is None:
+        return []
+    if first["project_id"] != project_id:
+        raise ValueError(f"record {rid} belongs to another project")
+    return [first, *records.lineage(conn, rid, project_id=project_id)[1]]
+
+
+def _current_here(conn: sqlite3.Connection, project_id: str, rid: str) -> bool:
+    """True when ``rid`` is a current (not superseded) record of this very project."""
+    rec = records.get(conn, rid, project_id)
+    return rec is not None and rec["project_id"] == project_id and rec["superseded_at"] is None
 
 
 def _data(block: Block, rid: str) -> dict:
@@ -326,19 +332,14 @@ def _data(block: Block, rid: str) -> dict:
 def _apply(conn: sqlite3.Connection, project_id: str, block: Block, report: dict, stamp: str) -> None:
     from agentctx import ids
 
-    chain = _chain(conn, block.id)
+    chain = _chain(conn, project_id, block.id)
     if not chain:  # a new record: keep its id, so every teammate's store agrees
         records.restore(conn, project_id, _data(block, block.id))
         prev = block.fields.get("supersedes")
-        if prev:
-            row = conn.execute("SELECT superseded_at FROM records WHERE id = ? AND project_id = ?",
-                               (prev.upper(), project_id)).fetchone()
-            if row is not None and row[0] is None:
-                records.retire(conn, prev.upper(), stamp=stamp, by=block.id, valid_to=stamp)
+        if prev and _current_here(conn, project_id, prev.upper()):
+            records.retire(conn, prev.upper(), stamp=stamp, project_id=project_id, by=block.id, valid_to=stamp)
         report["added"].append(block.id)
         return
-    if chain[0]["project_id"] != project_id:
-        raise ValueError(f"record {block.id} belongs to another project")
     if any(_same(block, rec) for rec in chain):
         report["unchanged"] += 1
         return
@@ -351,7 +352,7 @@ def _apply(conn: sqlite3.Connection, project_id: str, block: Block, report: dict
         (head["updated_at"] or head["recorded_at"]) or head["superseded_at"] is not None
     if head["superseded_at"] is None and newer:  # the edit is the newest version: it becomes current
         records.restore(conn, project_id, data)  # a keyed record retires the head itself
-        records.retire(conn, head["id"], stamp=stamp, by=new_id, valid_to=stamp)
+        records.retire(conn, head["id"], stamp=stamp, project_id=project_id, by=new_id, valid_to=stamp)
         report["edited"].append({"id": block.id, "new_id": new_id, "line": block.line})
     else:  # an older version than the current one: kept in history only
         data.update(superseded_at=stamp, superseded_by=head["id"], valid_to=stamp)
@@ -403,10 +404,8 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
         except OSError:
             base_ids = set()  # first sync on this machine: nothing can have been deleted
         for rid in sorted(base_ids - present):
-            cur = conn.execute("SELECT superseded_at FROM records WHERE id = ? AND project_id = ?",
-                               (rid, project_id)).fetchone()
-            if cur is not None and cur[0] is None:
-                records.retire(conn, rid, stamp=stamp, valid_to=stamp)
+            if _current_here(conn, project_id, rid):
+                records.retire(conn, rid, stamp=stamp, project_id=project_id, valid_to=stamp)
                 report["retired"].append(rid)
         _remember(conn, project_id, path, data)
         conn.execute("COMMIT")
@@ -416,6 +415,43 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
     report["errors"].sort(key=lambda e: e["line"])
     report["status"] = "imported"
     return report
+
+
+# -- purge -----------------------------------------------------------------------------------------
+
+
+def drop_blocks(conn: sqlite3.Connection, project, record_ids: set[str]) -> str | None:
+    """Remove these records' blocks from the team file (``agentctx purge``), the rest of it byte for byte,
+    and take that text as synced: the next import neither brings the blocks back nor retires anything.
+    Teammates' stores retire those records when they pull the change. The path if it changed, else None."""
+    project_id, root = _resolve(conn, project)
+    path = file_path(root)
+    if not os.path.isfile(path):
+        return None
+    text, _ = _read(path)
+    wanted = {i.upper() for i in record_ids}
+    out: list[str] = []
+    inside = None
+    for line in text.splitlines(keepends=True):
+        if inside is None:
+            begin = _BEGIN.match(line.rstrip("\r\n"))
+            if begin and begin.group(1).upper() in wanted:
+                inside = begin.group(1)
+                if out and not out[-1].strip():
+                    out.pop()  # the blank line that separated the block
+                continue
+            out.append(line)
+        else:
+            end = _END.match(line.rstrip("\r\n"))
+            if end and end.group(1) == inside:
+                inside = None
+    new = "".join(out)
+    if new == text:
+        return None
+    data = new.encode("utf-8")
+    write_atomic(path, data)
+    _remember(conn, project_id, path, data)
+    return path
 
 
 # -- SessionStart ------------------------------------------------------------------------------------

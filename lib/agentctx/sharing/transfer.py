@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from agentctx import clock
 from agentctx.kinds import TYPES
 from agentctx.store import records
-from agentctx.store.records import COLUMNS
 
 BATCH = 1000
 PLURAL = {
@@ -72,22 +71,18 @@ def import_jsonl(
                 pending = 0
         conn.execute("ROLLBACK" if dry_run else "COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite may have rolled back already (a full disk): keep the real error
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
         raise
     return report
 
 
 def iter_records(conn: sqlite3.Connection, project_id: str | None, *, include_superseded: bool = True) -> Iterator[dict]:
     """Records of one project (None: all), oldest first."""
-    where, params = [], []
-    if project_id:
-        where.append("project_id = ?")
-        params.append(project_id)
-    if not include_superseded:
-        where.append("superseded_at IS NULL")
-    clause = ("WHERE " + " AND ".join(where)) if where else ""
-    for row in conn.execute(f"SELECT {COLUMNS} FROM records {clause} ORDER BY project_id, seq", params):
-        yield dict(row)
+    return records.dump(conn, project_id, include_superseded=include_superseded)
 
 
 def export_jsonl(conn: sqlite3.Connection, project_id: str | None) -> Iterator[str]:
@@ -115,9 +110,7 @@ def export_markdown(conn: sqlite3.Connection, project_id: str | None) -> Iterato
     projects = {
         r["id"]: dict(r) for r in conn.execute("SELECT id, name, root, remote FROM projects")
     }
-    ids = [project_id] if project_id else [
-        r[0] for r in conn.execute("SELECT DISTINCT project_id FROM records ORDER BY project_id")
-    ]
+    ids = [project_id] if project_id else records.project_ids(conn)
     yield f"# agentctx export ({clock.now()[:10]})\n"
     for pid in ids:
         info = projects.get(pid, {"name": pid, "remote": None, "root": None})

@@ -42,6 +42,7 @@ def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = Tru
     """
     path = path or paths.db_path()
     paths.ensure(os.path.dirname(path) or ".")
+    _create_private(path)
     conn = sqlite3.connect(path, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False)
     try:
         conn.row_factory = sqlite3.Row
@@ -54,8 +55,12 @@ def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = Tru
             conn.close()  # an unwritable store: read it as it is, write nothing
             conn = _read_only(path, busy_ms)
             version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > migrations.LATEST:
+                raise NewerSchemaError(f"the store at {path} has schema {version}, newer than this agentctx "
+                                       f"understands ({migrations.LATEST}); update the plugin") from exc
             if version != migrations.LATEST:
-                raise StoreError(f"the store at {path} is read-only and at schema {version}") from exc
+                raise StoreError(f"the store at {path} is read-only and at schema {version}, older than this "
+                                 f"agentctx needs ({migrations.LATEST}); make it writable so it can be migrated") from exc
             return conn
         if version > migrations.LATEST:
             raise NewerSchemaError(
@@ -72,6 +77,18 @@ def connect(path: str | None = None, *, busy_ms: int = 5000, migrate: bool = Tru
     except BaseException:
         conn.close()
         raise
+
+
+def _create_private(path: str) -> None:
+    """Create a new store file owner-only (0600; SQLite gives its -wal and -shm the same mode; its folder
+    is created 0700 by ``paths.ensure``). An existing store is left as it is (``agentctx doctor --repair``
+    tightens it)."""
+    if os.path.exists(path):
+        return
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError:  # created meanwhile by another process, or an unwritable folder: sqlite3 says which
+        return
 
 
 def _ensure_wal(conn: sqlite3.Connection, busy_ms: int) -> None:
@@ -100,7 +117,7 @@ def _read_only(path: str, busy_ms: int) -> sqlite3.Connection:
     base = "file:" + path.replace("?", "%3f").replace("#", "%23")
     for query in ("?mode=ro", "?mode=ro&immutable=1"):
         conn = sqlite3.connect(base + query, uri=True, timeout=busy_ms / 1000, isolation_level=None,
-                               check_same_thread=False)
+                               check_same_thread=False, factory=ReadOnlyConnection)
         conn.row_factory = sqlite3.Row
         try:
             conn.execute("PRAGMA user_version").fetchone()
@@ -125,7 +142,7 @@ def quarantine(path: str | None = None, reason: str = "") -> str:
             os.replace(path + suffix, target + suffix)
     add_notice(
         f"agentctx: the context store was damaged ({reason or 'unreadable'}); it was moved to "
-        f"{target} and a fresh store was started."
+        f"{target} and a fresh store was started; `agentctx doctor --repair` salvages what it still holds."
     )
     return target
 
@@ -161,14 +178,72 @@ def take_notices() -> list[str]:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
-    """BEGIN (IMMEDIATE) ... COMMIT, or ROLLBACK on any error."""
+    """BEGIN (IMMEDIATE) ... COMMIT, or ROLLBACK on any error.
+
+    The error that stopped the transaction is the one raised: SQLite rolls back by itself after some
+    errors (a full disk, a damaged page), and a second ROLLBACK's "no transaction is active" must not
+    replace the cause. A COMMIT that fails is rolled back too, never left open."""
     conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
         raise
-    conn.execute("COMMIT")
+
+
+def describe(exc: BaseException, path: str | None = None) -> str:
+    """An error message that names the cause the user can act on: a full disk (SQLite's "disk I/O
+    error" and "database or disk is full" both mean that when the disk has no room left), a read-only
+    or locked store; otherwise the error itself."""
+    path = path or paths.db_path()
+    text = str(exc)
+    low = text.lower()
+    code = getattr(exc, "sqlite_errorcode", None)
+    full = code == 13 or "disk is full" in low or getattr(exc, "errno", None) == 28  # SQLITE_FULL, ENOSPC
+    if full or "disk i/o error" in low:
+        free = free_bytes(os.path.dirname(path) or ".")
+        if full or (free is not None and free < FULL_BELOW_BYTES):
+            room = "" if free is None else f" ({free // 1024} KiB free)"
+            return (f"the disk holding {os.path.dirname(path) or '.'} is full{room}: nothing was written; "
+                    f"free some space and run the command again ({text})")
+    if "readonly" in low or "read-only" in low:
+        return f"the store at {path} is read-only: nothing was written ({text})"
+    if "locked" in low or "busy" in low:
+        return f"the store at {path} is busy (another agentctx process holds a lock): try again ({text})"
+    return text
+
+
+FULL_BELOW_BYTES = 1024 * 1024  # with less room than this, an I/O error writing the store is a full disk
+
+
+def free_bytes(folder: str) -> int | None:
+    """Bytes free for this user on the file system holding ``folder`` (None when unknown)."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        import shutil
+
+        try:
+            return shutil.disk_usage(folder).free
+        except OSError:
+            return None
+    return st.f_bavail * st.f_frsize
+
+
+class ReadOnlyConnection(sqlite3.Connection):
+    """A connection to a store this process may not write (see ``is_read_only``)."""
+
+    read_only = True
+
+
+def is_read_only(conn: sqlite3.Connection) -> bool:
+    """True when ``connect`` could only open the store read-only (an unwritable file or folder)."""
+    return getattr(conn, "read_only", False)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -16,7 +16,7 @@ from agentctx import clock, ids
 from agentctx.store.records import COLUMNS, current_sql
 
 REL_TYPES = ("supersedes", "applies_to", "observed_in", "derives_from", "scoped_to", "spawned_from")
-KINDS = ("file", "symbol", "package", "module", "branch")
+KINDS = ("file", "symbol", "package", "module", "branch", "command")
 MAX_DEPTH = 5
 
 
@@ -73,10 +73,42 @@ def link_once(conn: sqlite3.Connection, from_id: str, to_id: str, rel_type: str,
     )
 
 
-def link(conn: sqlite3.Connection, record_id: str, entity_id: str) -> None:
-    """Attach a record to an entity (record_entities row plus an ``applies_to`` edge)."""
+def link(conn: sqlite3.Connection, record_id: str, entity_id: str, *, once: bool = False) -> None:
+    """Attach a record to an entity (record_entities row plus an ``applies_to`` edge). A repeat adds
+    to the edge's weight (an observation seen again), or, with ``once``, changes nothing (a mention)."""
     conn.execute("INSERT OR IGNORE INTO record_entities (record_id, entity_id) VALUES (?, ?)", (record_id, entity_id))
-    edge(conn, record_id, entity_id, "applies_to")
+    if once:
+        link_once(conn, record_id, entity_id, "applies_to", clock.now())
+    else:
+        edge(conn, record_id, entity_id, "applies_to")
+
+
+def entities_of(conn: sqlite3.Connection, record_id: str, limit: int = 50) -> list[dict]:
+    """The entities a record is linked to: {kind, name}, files first."""
+    return [dict(r) for r in conn.execute(
+        "SELECT n.kind, n.name FROM record_entities re JOIN nodes n ON n.id = re.entity_id WHERE re.record_id = ? "
+        "ORDER BY n.kind != 'file', n.kind, n.name LIMIT ?", (record_id, limit))]
+
+
+def records_after(conn: sqlite3.Connection, project_id: str, after_seq: int, types: tuple[str, ...],
+                  limit: int = 500) -> list[dict]:
+    """Current records of a project (these types) inserted after ``after_seq``, oldest first, with ``seq``:
+    what entity linking has not looked at yet."""
+    marks = ",".join("?" * len(types))
+    return [dict(r) for r in conn.execute(
+        f"SELECT seq, {COLUMNS} FROM records WHERE project_id = ? AND seq > ? AND type IN ({marks}) "
+        f"AND {current_sql()} ORDER BY seq LIMIT ?", (project_id, after_seq, *types, limit))]
+
+
+def linked_share(conn: sqlite3.Connection, project_id: str, types: tuple[str, ...]) -> tuple[int, int]:
+    """(current records of these types linked to at least one entity, all of them) in a project."""
+    marks = ",".join("?" * len(types))
+    row = conn.execute(
+        f"SELECT COUNT(DISTINCT re.record_id), (SELECT COUNT(*) FROM records WHERE project_id = ? AND type IN "
+        f"({marks}) AND {current_sql()}) FROM records r JOIN record_entities re ON re.record_id = r.id "
+        f"WHERE r.project_id = ? AND r.type IN ({marks}) AND {current_sql('r')}",
+        (project_id, *types, project_id, *types)).fetchone()
+    return row[0], row[1]
 
 
 def copy_links(conn: sqlite3.Connection, from_record: str, to_record: str) -> None:
@@ -115,38 +147,54 @@ def sessions_of(conn: sqlite3.Connection, record_id: str) -> list[str]:
     return sorted(r[0] for r in rows)
 
 
-def snapshot(conn: sqlite3.Connection, project_id: str, max_edges: int) -> dict:
-    """Supersession chains and file links of a project (the newest ``max_edges`` edges), as
-    {"nodes": [...], "links": [...]} for a force-directed layout."""
+def snapshot(conn: sqlite3.Connection, project_id: str, max_edges: int, max_records: int = 300) -> dict:
+    """A project's records and what links them, for a force-directed layout (the dashboard's graph).
+
+    Nodes: the current records (pinned, then newest, at most ``max_records``), the older versions they
+    superseded (whole chains), and the files and other entities those records apply to. Links (the newest
+    ``max_edges``): ``supersedes`` (new → old), ``applies_to`` (record → entity), ``derives_from`` and
+    ``spawned_from`` between records. Returns {"nodes", "links", "current_records", "shown_records"}.
+    """
+    heads = [r[0] for r in conn.execute(
+        f"SELECT id FROM records WHERE project_id = ? AND {current_sql()} ORDER BY pinned DESC, recorded_at DESC "
+        "LIMIT ?", (project_id, max_records))]
     edges = conn.execute(
         """
-        SELECT e.from_id, e.to_id, e.rel_type FROM edges e JOIN records r ON r.id = e.from_id
-        WHERE r.project_id = ? AND e.rel_type IN ('supersedes', 'applies_to')
+        WITH RECURSIVE chain(id) AS (
+            SELECT value FROM json_each(?)
+            UNION
+            SELECT e.to_id FROM edges e JOIN chain ON e.from_id = chain.id WHERE e.rel_type = 'supersedes'
+        )
+        SELECT e.from_id, e.to_id, e.rel_type FROM edges e JOIN chain ON e.from_id = chain.id
+        WHERE e.rel_type IN ('supersedes', 'applies_to', 'derives_from', 'spawned_from')
         ORDER BY e.created_at DESC LIMIT ?
         """,
-        (project_id, max_edges),
+        (json.dumps(heads), max_edges),
     ).fetchall()
-    ids_ = {e["from_id"] for e in edges} | {e["to_id"] for e in edges}
+    wanted = set(heads) | {e["from_id"] for e in edges} | {e["to_id"] for e in edges}
     nodes: dict[str, dict] = {}
-    marks = ",".join("?" * len(ids_))
-    if ids_:
-        for r in conn.execute(
-            f"SELECT id, type, title, superseded_at, pinned FROM records WHERE id IN ({marks})", tuple(ids_)
-        ):
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        for r in conn.execute(f"SELECT id, type, title, superseded_at, pinned FROM records "
+                              f"WHERE project_id = ? AND id IN ({marks})", (project_id, *wanted)):
             nodes[r["id"]] = {"id": r["id"], "kind": "record", "type": r["type"], "label": r["title"],
                               "current": r["superseded_at"] is None, "pinned": bool(r["pinned"])}
-        for n in conn.execute(f"SELECT id, kind, name FROM nodes WHERE id IN ({marks})", tuple(ids_)):
+        for n in conn.execute(f"SELECT id, kind, name FROM nodes WHERE project_id = ? AND id IN ({marks})",
+                              (project_id, *wanted)):
             nodes[n["id"]] = {"id": n["id"], "kind": n["kind"], "label": n["name"], "current": True}
     links = [{"source": e["from_id"], "target": e["to_id"], "rel": e["rel_type"]}
              for e in edges if e["from_id"] in nodes and e["to_id"] in nodes]
-    return {"nodes": list(nodes.values()), "links": links}
+    total = conn.execute(f"SELECT COUNT(*) FROM records WHERE project_id = ? AND {current_sql()}",
+                         (project_id,)).fetchone()[0]
+    return {"nodes": list(nodes.values()), "links": links, "current_records": total, "shown_records": len(heads)}
 
 
 def related(
     conn: sqlite3.Connection, project_id: str, path: str, *, root: str | None = None, depth: int = 2,
     include_superseded: bool = False, limit: int = 50,
 ) -> list[dict]:
-    """Records linked to a file: directly, then through edges up to ``depth`` hops (≤ MAX_DEPTH).
+    """Records linked to a file (or to a symbol, package or command of that exact name): directly, then
+    through edges up to ``depth`` hops (≤ MAX_DEPTH).
 
     Each record carries ``hops``: 1 for a direct link, more for records reached through
     supersession or shared entities.
@@ -154,8 +202,9 @@ def related(
     name = normalize_path(path, root)
     depth = max(1, min(int(depth), MAX_DEPTH))
     start = conn.execute(
-        "SELECT id FROM nodes WHERE project_id = ? AND kind = 'file' AND (name = ? OR name LIKE ? ESCAPE '\\')",
-        (project_id, name, "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")),
+        "SELECT id FROM nodes WHERE project_id = ? AND ((kind = 'file' AND (name = ? OR name LIKE ? ESCAPE '\\')) "
+        "OR (kind IN ('symbol', 'package', 'command', 'module') AND name = ?))",
+        (project_id, name, "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"), path.strip()),
     ).fetchall()
     if not start:
         return []

@@ -228,6 +228,111 @@ def m006_drop_unused_columns(db: Database) -> None:
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
 
 
+@migration
+def m007_spend_and_session_folder(db: Database) -> None:
+    """Model spending, one row per run (extraction, rollup), by UTC day and session: what the spending
+    caps are checked against. The folder each session is in now (``current_cwd`` and its project),
+    which follows ``cd``: the MCP tools answer for that project. Sessions' past extraction costs are
+    carried over (dated by the session's start)."""
+    db["spend"].create(
+        {"id": int, "day": str, "at": str, "project_id": str, "session_id": str, "kind": str, "calls": int,
+         "input_tokens": int, "output_tokens": int, "cost_usd": float},
+        pk="id", not_null={"day", "at", "kind"},
+        defaults={"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
+    )
+    db["spend"].create_index(["day"])
+    db["spend"].create_index(["session_id"])
+    db.execute(
+        "INSERT INTO spend (day, at, project_id, session_id, kind, calls, input_tokens, output_tokens, cost_usd) "
+        "SELECT substr(started_at, 1, 10), started_at, project_id, session_id, 'extraction', extraction_runs, "
+        "extraction_input_tokens, extraction_output_tokens, extraction_cost_usd FROM sessions "
+        "WHERE extraction_cost_usd > 0 AND started_at IS NOT NULL"
+    )
+    db["sessions"].add_column("current_cwd", str)
+    db["sessions"].add_column("current_project_id", str)
+
+
+@migration
+def m008_remote_sync(db: Database) -> None:
+    """Team sync through PostgreSQL (``agentctx.store.remote``): remotes with their cursor and status,
+    opt-ins, pending purges, and an outbox that triggers fill when a synced column of a record changes
+    (only while a remote is configured; never during a pull, which holds a ``remote_mute`` row)."""
+    db.execute("CREATE TABLE remotes (name TEXT PRIMARY KEY, url TEXT NOT NULL, team TEXT, added_at TEXT NOT NULL, "
+               "cursor INTEGER NOT NULL DEFAULT 0, last_attempt_at TEXT, last_ok_at TEXT, status TEXT, "
+               "failures INTEGER NOT NULL DEFAULT 0, next_attempt_at TEXT, report TEXT)")
+    db.execute("CREATE TABLE remote_shares (project_id TEXT PRIMARY KEY, shared INTEGER NOT NULL, "
+               "changed_at TEXT NOT NULL)")
+    db.execute("CREATE TABLE remote_outbox (remote TEXT NOT NULL, record_id TEXT NOT NULL, "
+               "edited INTEGER NOT NULL DEFAULT 0, version INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (remote, record_id))")
+    db.execute("CREATE TABLE remote_projects (remote TEXT NOT NULL, project_id TEXT NOT NULL, "
+               "after_seq INTEGER NOT NULL DEFAULT 0, done INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (remote, project_id))")
+    db.execute("CREATE TABLE remote_purges (remote TEXT NOT NULL, record_id TEXT NOT NULL, project_id TEXT NOT NULL, "
+               "requested_at TEXT NOT NULL, PRIMARY KEY (remote, record_id))")
+    db.execute("CREATE TABLE remote_mute (one INTEGER PRIMARY KEY)")
+    when = "WHEN EXISTS (SELECT 1 FROM remotes) AND NOT EXISTS (SELECT 1 FROM remote_mute)"
+    queue = ("INSERT INTO remote_outbox (remote, record_id, edited) SELECT name, new.id, {edited} FROM remotes "
+             "WHERE true ON CONFLICT (remote, record_id) DO UPDATE SET version = version + 1, "
+             "edited = max(edited, excluded.edited);")
+    db.execute(f"CREATE TRIGGER remote_outbox_ai AFTER INSERT ON records {when} BEGIN {queue.format(edited=1)} END")
+    db.execute("CREATE TRIGGER remote_outbox_content AFTER UPDATE OF type, key, title, body, scope, pinned, confidence, "
+               f"valid_from ON records {when} BEGIN {queue.format(edited=1)} END")
+    db.execute("CREATE TRIGGER remote_outbox_retired AFTER UPDATE OF superseded_at, superseded_by, valid_to ON records "
+               f"{when} BEGIN {queue.format(edited=0)} END")
+
+
+@migration
+def m009_retrieval_expansion(db: Database) -> None:
+    """What the consolidation pass adds to a record for retrieval (``agentctx.consolidation.expand``):
+    ``terms``, spellings and related words its text implies (indexed as a third, low-weight column
+    of a rebuilt ``records_fts``), and ``context``, the word stems of its neighbours in the same
+    session (read by the second ranking stage; never indexed, never shown); ``expand_pending`` marks
+    records to (re)do. An edit of a record's text, or its deletion, clears what was derived from it
+    (its own terms, its session's contexts) in the same statement, so no copy of old text outlives it.
+    One trigger body does the index work and the clearing, in a fixed order; its own clearing (terms set
+    to NULL, text unchanged) is excluded by its WHEN clause, so it is right whether or not the
+    connection has ``recursive_triggers`` on (sqlite-utils turns it on)."""
+    for table in ("records", "records_archive"):
+        db[table].add_column("terms", str)
+        db[table].add_column("context", str)
+        db[table].add_column("expand_pending", int, not_null_default=1)
+    db["records"].create_index(["session_id", "seq"], index_name="records_session")
+    for trigger in ("records_fts_ai", "records_fts_ad", "records_fts_au"):
+        db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    # Built under a new name, then renamed: an FTS5 table dropped and created again under the same name in
+    # one transaction leaves the migrating connection with stale index state (writes then fail as malformed).
+    db.execute("CREATE VIRTUAL TABLE records_fts_new USING fts5(title, body, terms, "
+               "tokenize='porter unicode61 remove_diacritics 2', content='records', content_rowid='seq')")
+    db.execute("INSERT INTO records_fts_new(records_fts_new) VALUES ('rebuild')")
+    db.execute("DROP TABLE IF EXISTS records_fts")
+    db.execute("ALTER TABLE records_fts_new RENAME TO records_fts")
+    session = ("{row}.session_id IS NOT NULL AND session_id = {row}.session_id AND project_id = {row}.project_id")
+    db.execute(
+        "CREATE TRIGGER records_fts_ai AFTER INSERT ON records BEGIN "
+        "INSERT INTO records_fts(rowid, title, body, terms) VALUES (new.seq, new.title, new.body, new.terms); END"
+    )
+    db.execute(
+        "CREATE TRIGGER records_fts_ad AFTER DELETE ON records BEGIN "
+        "INSERT INTO records_fts(records_fts, rowid, title, body, terms) "
+        "VALUES ('delete', old.seq, old.title, old.body, old.terms); "
+        f"UPDATE records SET context = NULL, expand_pending = 1 WHERE {session.format(row='old')}; END"
+    )
+    stale = f"(new.title IS NOT old.title OR new.body IS NOT old.body) AND (seq = new.seq OR {session.format(row='new')})"
+    db.execute(
+        "CREATE TRIGGER records_fts_au AFTER UPDATE OF title, body, terms ON records "
+        "WHEN new.terms IS NOT NULL OR old.terms IS NULL OR new.title IS NOT old.title OR new.body IS NOT old.body "
+        "BEGIN "
+        "INSERT INTO records_fts(records_fts, rowid, title, body, terms) "
+        "VALUES ('delete', old.seq, old.title, old.body, old.terms); "
+        "INSERT INTO records_fts(rowid, title, body, terms) VALUES (new.seq, new.title, new.body, new.terms); "
+        # the text changed: what was derived from the old text goes (index entries first, then the row)
+        "INSERT INTO records_fts(records_fts, rowid, title, body, terms) "
+        f"SELECT 'delete', seq, title, body, terms FROM records WHERE terms IS NOT NULL AND {stale}; "
+        "INSERT INTO records_fts(rowid, title, body, terms) "
+        f"SELECT seq, title, body, NULL FROM records WHERE terms IS NOT NULL AND {stale}; "
+        f"UPDATE records SET terms = NULL, context = NULL, expand_pending = 1 WHERE {stale}; END"
+    )
+
+
 LATEST = len(MIGRATIONS)
 
 

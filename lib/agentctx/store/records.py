@@ -13,6 +13,7 @@ Writes validate and redact here (:func:`validate`). Functions take an open conne
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -192,21 +193,23 @@ def retired_among(conn: sqlite3.Connection, project_id: str, record_ids: Sequenc
 
 def lineage(conn: sqlite3.Connection, record_id: str, limit: int = 50, *, project_id: str | None = None,
             all_projects: bool = False) -> tuple[list[dict], list[dict]]:
-    """(what this record superseded, oldest last; what superseded it, in order), within the scope."""
+    """(every record this one replaced, directly or through its predecessors, newest first; what
+    superseded it, in order), within the scope. A record that superseded several (a merge, a keyed
+    value and an explicit ``supersedes``) lists them all."""
     where, params = scope_sql(project_id, all_projects)
     before, after = [], []
     seen = {record_id}
-    current = record_id
-    for _ in range(limit):
-        row = _row(conn.execute(
-            f"SELECT {COLUMNS} FROM records WHERE superseded_by = ? AND {where} ORDER BY recorded_at DESC LIMIT 1",
-            (current, *params),
-        ).fetchone())
-        if not row or row["id"] in seen:
-            break
-        before.append(row)
-        seen.add(row["id"])
-        current = row["id"]
+    frontier = [record_id]
+    while frontier and len(before) < limit:
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM records WHERE superseded_by IN ({','.join('?' * len(frontier))}) AND {where} "
+            "ORDER BY recorded_at DESC", (*frontier, *params)).fetchall()
+        frontier = []
+        for row in rows:
+            if row["id"] not in seen and len(before) < limit:
+                before.append(dict(row))
+                seen.add(row["id"])
+                frontier.append(row["id"])
     nxt = get(conn, record_id, project_id, all_projects=all_projects)
     while nxt and nxt["superseded_by"] and nxt["superseded_by"] not in seen and len(after) < limit:
         row = get(conn, nxt["superseded_by"], project_id, all_projects=all_projects)
@@ -701,6 +704,8 @@ def add(
     ``supersedes`` retires that record (this project's, or a global one) explicitly. With a
     ``key`` the rules of :func:`upsert_by_key` apply: a new ``profile.test_command`` replaces the
     old; the same statement again reinforces the record holding the key, which is returned.
+    Without either, an exact restatement (:func:`restatement`) reinforces the current record that
+    already says it, returned with ``"reinforced": True``, instead of storing a second one.
     """
     fields = dict(type=type, title=title, body=body, scope=scope, confidence=confidence, pinned=pinned,
                   valid_from=valid_from, source=source, session_id=session_id, supersedes=supersedes,
@@ -711,10 +716,48 @@ def add(
     stamp = recorded_at or clock.now()
     with transaction(conn):
         olds = [_supersedable(conn, supersedes, project_id)] if supersedes else []
+        same = None if olds or record_id else restatement(conn, project_id, type=type, scope=scope, title=title,
+                                                           body=body)
+        if same is not None:
+            reinforce(conn, same["id"], project_id=project_id, stamp=stamp, pin=pinned)
+            return {**get(conn, same["id"], project_id), "reinforced": True}
         new_id = _replace(conn, project_id, olds, stamp=stamp, valid_from=valid_from or stamp, record_id=record_id,
                           fields=dict(type=type, key=None, title=title, body=body, scope=scope, pinned=pinned,
                                       confidence=confidence, source=source, session_id=session_id))
     return get(conn, new_id, project_id)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(" .!?;:,")
+
+
+def restatement(conn: sqlite3.Connection, project_id: str, *, type: str, scope: str, title: str,
+                body: str) -> dict | None:
+    """The current record of this project that already says exactly this: same type and scope, the
+    same title and body once case, spacing and trailing punctuation are set aside. None otherwise."""
+    want = (_normalized(title), _normalized(body))
+    head = title.rstrip(" .!?;:,")
+    pattern = head.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    for row in conn.execute(
+        f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND scope = ? AND {current_sql()} "
+        "AND title LIKE ? ESCAPE '\\' ORDER BY recorded_at LIMIT 50", (project_id, type, scope, pattern),
+    ):
+        if (_normalized(row["title"]), _normalized(row["body"] or "")) == want:
+            return dict(row)
+    return None
+
+
+def title_from_body(body: str, limit: int = 160) -> str:
+    """A title for a fact given only as a body: its first sentence (of its first line), clipped at a word.
+    A superseding record gets this when no title is given, so its title states the new fact."""
+    line = next((ln.strip() for ln in (body or "").splitlines() if ln.strip()), "")
+    sentence = re.match(r"^(.+?[.!?])(?=\s|$)", line)
+    if sentence and len(sentence.group(1)) >= 8:
+        line = sentence.group(1)
+    line = " ".join(line.split()).rstrip(" .")
+    if len(line) > limit:
+        line = line[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return line
 
 
 def supersede(
@@ -730,13 +773,16 @@ def supersede(
     session_id: str | None = None,
 ) -> dict:
     """Retire ``old_ref`` (this project's, or a global one) and store its replacement (same type,
-    scope and key, in the old record's project)."""
+    scope and key, in the old record's project). Without ``title`` the new record is titled by the
+    first sentence of ``body`` (:func:`title_from_body`): never the old title, which states the old fact."""
     old = _supersedable(conn, old_ref, project_id)
     text = body.strip()
     if rationale and rationale.strip():
         text = f"{text}\n\nWhy it changed: {rationale.strip()}" if text else f"Why it changed: {rationale.strip()}"
+    if not (title or "").strip() and not body.strip():
+        raise RecordError("say what is true now: a body (its first sentence becomes the title) or a title")
     return add(
-        conn, old["project_id"], type=old["type"], title=title or old["title"], body=text,
+        conn, old["project_id"], type=old["type"], title=(title or "").strip() or title_from_body(body), body=text,
         scope=old["scope"], key=old["key"], confidence="explicit", pinned=bool(old["pinned"]),
         valid_from=valid_from, source=source, session_id=session_id, supersedes=old["id"],
     )

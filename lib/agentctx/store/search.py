@@ -234,7 +234,7 @@ def search(
         try:
             useful = informative(conn, words)
             hits = _fts(conn, project_id, any_of(useful), types, include_superseded, reference) if useful else []
-        except sqlite3.OperationalError:
+        except sqlite3.DatabaseError:  # no FTS5, or a damaged index (rebuilt on the next write): scan instead
             try:
                 hits = _like(conn, project_id, words, types, include_superseded, reference)
             except sqlite3.OperationalError:

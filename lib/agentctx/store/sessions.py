@@ -81,9 +81,15 @@ def save_extraction(conn: sqlite3.Connection, session_id: str, *, watermark: str
             )
 
 
+# Injections into a subagent (its own context) are accounted to the session but never count as seen
+# by the main conversation: its dedup ignores them, and a later injection there takes the row over.
+SUBAGENT_EVENT = "SubagentStart"
+
+
 def injected_ids(conn: sqlite3.Connection, session_id: str) -> set[str]:
-    """Records already injected in this session."""
-    return {r[0] for r in conn.execute("SELECT record_id FROM injections WHERE session_id = ?", (session_id,))}
+    """Records already injected into this session's main conversation."""
+    return {r[0] for r in conn.execute("SELECT record_id FROM injections WHERE session_id = ? AND event IS NOT ?",
+                                       (session_id, SUBAGENT_EVENT))}
 
 
 def account(
@@ -99,11 +105,32 @@ def account(
         "WHERE session_id = ?",
         (tokens, session_id),
     )
+    takeover = "DO NOTHING" if event == SUBAGENT_EVENT else (
+        "DO UPDATE SET injected_at = excluded.injected_at, event = excluded.event WHERE injections.event = ?")
     conn.executemany(
-        "INSERT OR IGNORE INTO injections (session_id, record_id, injected_at, event) VALUES (?, ?, ?, ?)",
-        [(session_id, rid, stamp, event) for rid in record_ids],
+        "INSERT INTO injections (session_id, record_id, injected_at, event) VALUES (?, ?, ?, ?) "
+        f"ON CONFLICT(session_id, record_id) {takeover}",
+        [(session_id, rid, stamp, event, *(() if event == SUBAGENT_EVENT else (SUBAGENT_EVENT,)))
+         for rid in record_ids],
     )
     records.touch(conn, record_ids, stamp, project_id=project_id)
+
+
+def follow(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str) -> bool:
+    """The session is now in ``cwd`` (project ``project_id``): what the MCP tools answer for. True when
+    that changed the session's project (False: the same project, or the same folder)."""
+    ensure(conn, session_id, project_id, cwd)
+    before = conn.execute("SELECT COALESCE(current_project_id, project_id) FROM sessions WHERE session_id = ?",
+                          (session_id,)).fetchone()[0]
+    conn.execute("UPDATE sessions SET current_cwd = ?, current_project_id = ? WHERE session_id = ? "
+                 "AND current_cwd IS NOT ?", (cwd, project_id, session_id, cwd))
+    return before != project_id
+
+
+def current_folder(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The folder the session is in now (set by :func:`follow`), or None when unknown."""
+    row = conn.execute("SELECT current_cwd FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+    return row[0] if row else None
 
 
 def end(conn: sqlite3.Connection, session_id: str, reason: str | None) -> None:
@@ -114,6 +141,24 @@ def end(conn: sqlite3.Connection, session_id: str, reason: str | None) -> None:
     )
     conn.execute("DELETE FROM injections WHERE session_id = ?", (session_id,))
     conn.execute("DELETE FROM injections WHERE injected_at < ?", (clock.days_before(stamp, STALE_INJECTION_DAYS),))
+
+
+def left_open(conn: sqlite3.Connection, project_id: str, except_session: str, limit: int = 5) -> list[dict]:
+    """Sessions of this project never ended (their SessionEnd was cancelled or never ran), oldest first."""
+    return [dict(r) for r in conn.execute(
+        "SELECT session_id, cwd, started_at FROM sessions WHERE project_id = ? AND ended_at IS NULL "
+        "AND session_id != ? ORDER BY started_at LIMIT ?", (project_id, except_session, limit))]
+
+
+def close(conn: sqlite3.Connection, session_ids: Iterable[str], reason: str) -> list[str]:
+    """Mark these sessions ended (those still open); the ids this call closed."""
+    stamp = clock.now()
+    closed = []
+    for sid in session_ids:
+        if conn.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE session_id = ? AND ended_at IS NULL",
+                        (stamp, reason, sid)).rowcount:
+            closed.append(sid)
+    return closed
 
 
 def recent(conn: sqlite3.Connection, project_id: str, limit: int = 10) -> list[dict]:

@@ -9,7 +9,6 @@ and the benchmark call them directly too.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -19,7 +18,7 @@ from collections.abc import Sequence
 from agentctx import budgets, paths, project
 from agentctx.capture import stack
 from agentctx.kinds import SCOPES, TYPES
-from agentctx.store import db, graph, records, search
+from agentctx.store import db, graph, records, search, sessions
 
 SEARCH_RESULTS = 15
 RESULT_TOKENS = 60  # hard cap per index line (the aim is ~50)
@@ -126,9 +125,14 @@ class Service:
         return self._conn
 
     def project(self) -> project.Project:
+        """The project the tools answer for: the folder the session is in now (it follows ``cd``: see
+        capture/cwd_changed.py), else the server's own project directory."""
+        conn = self.conn()
+        folder = self._session_folder(conn)
+        if folder:
+            self.set_project_dir(folder)
         if self._project is None:
             self._project = project.detect(self.project_dir)
-        conn = self.conn()
         if self._registered_for != self._project.id:
             try:
                 project.register(conn, self._project)
@@ -136,6 +140,17 @@ class Service:
                 pass
             self._registered_for = self._project.id
         return self._project
+
+    def _session_folder(self, conn: sqlite3.Connection) -> str | None:
+        """The session's current folder from its row (one indexed read per call); None when unknown."""
+        sid = os.environ.get("CLAUDE_CODE_SESSION_ID")
+        if not sid:
+            return None
+        try:
+            folder = sessions.current_folder(conn, sid)
+        except sqlite3.Error:
+            return None
+        return folder if folder and os.path.isdir(folder) else None
 
     def warm(self, detect: bool = True) -> None:
         """Open the store; with ``detect``, also detect the project and refresh its profile (run once at start)."""
@@ -147,6 +162,9 @@ class Service:
                 proj = self.project()
                 stack.refresh(conn, proj.id, proj.root)
                 search.search(conn, proj.id, "warm cache", limit=1)
+                from agentctx.capture import entities
+
+                entities.vocabulary(proj.root)  # ctx_record links what a record mentions: read the tree now
             except Exception as exc:  # noqa: BLE001 - the first tool call reports the problem
                 log.warning("warm-up: %s", exc)
 
@@ -182,7 +200,7 @@ class Service:
         """Run one tool under the lock; turn store and record errors into ToolInputError."""
         with self._lock:
             try:
-                text = fn(*args, **kwargs)
+                text = self._repairing_index(fn, *args, **kwargs)
             except ToolInputError:
                 raise
             except db.NewerSchemaError as exc:
@@ -195,12 +213,28 @@ class Service:
                     raise ToolInputError("the store is busy (another agentctx process holds a lock); try again") from None
                 if "readonly" in str(exc):
                     raise ToolInputError(f"the store at {paths.db_path()} is read-only; nothing was written") from None
-                raise ToolInputError(f"store error: {exc}") from None
+                raise ToolInputError(f"store error: {db.describe(exc)}") from None
             except sqlite3.Error as exc:
                 self.close()
-                raise ToolInputError(f"store error: {exc}") from None
+                raise ToolInputError(f"store error: {db.describe(exc)}") from None
             notes, self._notes = self._notes, []
             return "\n".join([*notes, text]) if notes else text
+
+    def _repairing_index(self, fn, *args, **kwargs) -> str:
+        """``fn``; if the full-text index turns out damaged, rebuild it from the records and call it again."""
+        try:
+            return fn(*args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            from agentctx.store import integrity
+
+            if not integrity.index_suspect(exc):
+                raise
+            self.close()
+            done = integrity.repair_index(paths.db_path())
+            if not done:
+                raise
+            self._notes.append(f"Note: {done}; nothing was lost.")
+            return fn(*args, **kwargs)
 
     # -- the tools
 
@@ -263,26 +297,22 @@ class Service:
         if not recs:
             return (f"No current records match {shown!r}{where} in project {proj.name}. Try other words"
                     + (", drop the type filter" if types else "") + ", or ctx_related(file) for a file's records.")
-        head = (f"{{n}} current records for {shown!r}{where} in project {proj.name}, best first "
-                "(id | type | date | status | title -- preview). Full text: ctx_get(ids).")
+        def head(n: int) -> str:  # never str.format: the query, a path or the project name may hold braces
+            return (f"{n} current records for {shown!r}{where} in project {proj.name}, best first "
+                    "(id | type | date | status | title -- preview). Full text: ctx_get(ids).")
+
         lines, _ = budgets.fit_blocks((index_line(r) for r in recs[:SEARCH_RESULTS]),
-                                      SEARCH_TOKENS - budgets.estimate_tokens(head) - 2, max_chars=1_000_000)
-        return "\n".join([head.format(n=len(lines)), *lines])
+                                      SEARCH_TOKENS - budgets.estimate_tokens(head(SEARCH_RESULTS)) - 2,
+                                      max_chars=1_000_000)
+        return "\n".join([head(len(lines)), *lines])
 
     def _search_file(self, conn, proj, query, types, scope, file) -> list[dict]:
         linked = graph.related(conn, proj.id, file, root=proj.root, depth=2, limit=500)
         linked = [r for r in linked if (not types or r["type"] in types) and scope in ("all", r["scope"])]
-        match = search.fts_query(query)
-        if not linked or not match:
+        if not linked:
             return []
         by_id = {r["id"]: r for r in linked}
-        rows = conn.execute(
-            "SELECT r.id FROM records_fts JOIN records r ON r.seq = records_fts.rowid "
-            "WHERE records_fts MATCH ? AND r.id IN (SELECT value FROM json_each(?)) "
-            f"ORDER BY {search.BM25} LIMIT ?",
-            (match, json.dumps(list(by_id)), SEARCH_RESULTS),
-        ).fetchall()
-        return [by_id[r[0]] for r in rows]
+        return [by_id[rid] for rid in search.rank_among(conn, query, by_id, SEARCH_RESULTS)]
 
     def _get(self, ids) -> str:
         if not isinstance(ids, (list, tuple)) or any(not isinstance(i, str) for i in ids):
@@ -304,13 +334,16 @@ class Service:
             raise ToolInputError(f"{'; '.join(bad)}.{ok} Ids come from ctx_search or ctx_related.")
         blocks, used = [], 0
         for i, rec in enumerate(found):
-            before, after = records.lineage(conn, rec["id"])
+            before, after = records.lineage(conn, rec["id"], project_id=proj.id)
             room = max(600, (GET_CHARS - used) // (len(found) - i))
-            block = _full(rec, before, after, _linked_files(conn, rec["id"]), room)
+            linked = graph.entities_of(conn, rec["id"], limit=40)
+            files = [e["name"] for e in linked if e["kind"] == "file"][:20]
+            about = [f"{e['kind']} {e['name']}" for e in linked if e["kind"] != "file"][:20]
+            block = _full(rec, before, after, files, room, about)
             blocks.append(block)
             used += len(block)
         try:
-            records.touch(conn, [r["id"] for r in found])
+            records.touch(conn, [r["id"] for r in found], project_id=proj.id)
         except sqlite3.Error:  # a read-only store still answers
             pass
         return "\n\n".join(blocks)
@@ -325,7 +358,7 @@ class Service:
         conn, proj = self.conn(), self.project()
         records.validate(type=rtype, title=title, body=body, scope=scope, source="mcp_tool")
         if supersedes:
-            old = records.resolve(conn, supersedes)
+            old = records.resolve(conn, supersedes, proj.id)
             if old["superseded_at"]:
                 raise ToolInputError(f"record {old['id']} is already superseded by {old['superseded_by']}; "
                                      "supersede that one (ctx_get shows the chain)")
@@ -335,11 +368,33 @@ class Service:
             with db.transaction(conn):
                 for name in names:
                     graph.link(conn, rec["id"], graph.entity(conn, proj.id, "file", name))
+        about = [(k, n) for k, n in self._link_entities(conn, proj, rec) if (k, n) not in {("file", x) for x in names}]
         extra = [f"supersedes {supersedes.upper()}"] if supersedes else []
         if names:
             extra.append("linked to " + ", ".join(names))
+        if about:
+            extra.append("about " + ", ".join(f"{k} {n}" for k, n in about[:8]))
+        if rec.get("reinforced"):  # an exact restatement of a current record: reinforced, not stored twice
+            return (f"Already recorded: {rec['id']} · {rec['type']} · {rec['title']} says exactly this; it was "
+                    f"reinforced (stated {rec['reinforce_count'] + 1} times) instead of stored twice"
+                    + (f" ({'; '.join(extra)})" if extra else "") + ".")
         return (f"Recorded {rec['id']} · {rec['type']} · {rec['scope']} · {rec['title']}"
                 + (f" ({'; '.join(extra)})" if extra else "") + ".")
+
+    def _link_entities(self, conn: sqlite3.Connection, proj: project.Project, rec: dict) -> list[tuple[str, str]]:
+        """Link a new project record to the files, symbols, packages and commands it mentions
+        (``capture.entities``); what was linked. A failure costs the links, never the record."""
+        if rec["scope"] != "project":
+            return []
+        from agentctx.capture import entities
+
+        try:
+            vocab = entities.vocabulary(proj.root)
+            with db.transaction(conn):
+                return entities.link_record(conn, proj.id, rec, vocab)
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            log.warning("entity links skipped: %s", exc)
+            return []
 
     def _file_names(self, files) -> list[str]:
         if files is None:
@@ -363,13 +418,14 @@ class Service:
         if new_title is not None:
             new_title = _text_arg("new_title", new_title).strip() or None
         conn, proj = self.conn(), self.project()
-        old = records.resolve(conn, old_id)
+        old = records.resolve(conn, old_id, proj.id)
         if old["superseded_at"]:
             raise ToolInputError(f"record {old['id']} is already superseded by {old['superseded_by']}; "
                                  "supersede that one (ctx_get shows the chain)")
         rec = records.supersede(conn, proj.id, old["id"], body=new_body, title=new_title, rationale=rationale,
                                 source="mcp_tool", session_id=os.environ.get("CLAUDE_CODE_SESSION_ID"))
-        return (f"Recorded {rec['id']} · {rec['type']} · {rec['title']}; it supersedes {old['id']} "
+        derived = "" if new_title else " (title from new_body's first sentence; pass new_title to choose another)"
+        return (f"Recorded {rec['id']} · {rec['type']} · {rec['title']}{derived}; it supersedes {old['id']} "
                 f"({old['title']}), which stays in history.")
 
     def _project_profile(self) -> str:
@@ -425,7 +481,8 @@ class Service:
         shown = graph.normalize_path(name, proj.root)
         if not recs:
             return (f"No current records are linked to {shown} in project {proj.name}. Links come from "
-                    "ctx_record(files=[...]) and from edits agentctx observed; try ctx_search with the file's topic.")
+                    "ctx_record(files=[...]), from what records mention (linked after each session) and from edits "
+                    "agentctx observed; try ctx_search with the file's topic.")
         lines = [index_line(r, "" if r["hops"] <= 1 else f" | {r['hops']} hops") for r in recs]
         head = f"{len(lines)} current records linked to {shown} (direct links first). Full text: ctx_get(ids)."
         return "\n".join([head, *lines])
@@ -461,13 +518,8 @@ def _path_arg(name: str, value) -> str:
     return text
 
 
-def _linked_files(conn: sqlite3.Connection, record_id: str) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT n.name FROM record_entities re JOIN nodes n ON n.id = re.entity_id "
-        "WHERE re.record_id = ? AND n.kind = 'file' ORDER BY n.name LIMIT 20", (record_id,))]
-
-
-def _full(rec: dict, before: list[dict], after: list[dict], files: list[str], max_chars: int) -> str:
+def _full(rec: dict, before: list[dict], after: list[dict], files: list[str], max_chars: int,
+          about: Sequence[str] = ()) -> str:
     meta = [rec["type"], rec["scope"], rec["confidence"], f"source {rec['source']}"]
     if rec["pinned"]:
         meta.append("pinned")
@@ -479,9 +531,13 @@ def _full(rec: dict, before: list[dict], after: list[dict], files: list[str], ma
         f"valid {rec['valid_from'][:10]} → {(rec['valid_to'] or 'now')[:10]} · recorded {rec['recorded_at'][:16]}Z",
     ]
     if rec["superseded_at"]:
-        lines.append(f"SUPERSEDED on {rec['superseded_at'][:10]} by {rec['superseded_by']}: history, not current.")
+        lines.append(f"SUPERSEDED on {rec['superseded_at'][:10]} by {rec['superseded_by']}: history, not current."
+                     if rec["superseded_by"] else
+                     f"RETIRED on {rec['superseded_at'][:10]} with no successor (forgotten): history, not current.")
     if files:
         lines.append("files: " + ", ".join(files))
+    if about:
+        lines.append("about: " + ", ".join(about))
     if before:
         lines.append("supersedes (older versions, newest first):")
         lines += [f"  - {r['id']} · {r['valid_from'][:10]} → {(r['valid_to'] or '')[:10]} · {r['title']}"

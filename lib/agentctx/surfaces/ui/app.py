@@ -53,13 +53,22 @@ def _api(fn):
     """Run ``fn(request, conn)`` in a fresh connection; bad input → 400 with the message."""
 
     def endpoint(request: Request):
-        conn = _conn()
-        try:
-            return JSONResponse(fn(request, conn))
-        except (records.RecordError, Fail, ValueError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        finally:
-            conn.close()
+        for attempt in (1, 2):
+            conn = _conn()
+            try:
+                return JSONResponse(fn(request, conn))
+            except (records.RecordError, Fail, ValueError) as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                from agentctx.store import integrity  # a damaged full-text index is rebuilt, then retried
+
+                if attempt == 1 and integrity.index_suspect(exc) and integrity.repair_index(paths.db_path()):
+                    continue
+                return JSONResponse({"error": db.describe(exc)}, status_code=503)
+            finally:
+                conn.close()
+        raise AssertionError("unreachable")
 
     return endpoint
 
@@ -113,13 +122,18 @@ def routes() -> list:
     return [
         Route("/api/projects", _api(lambda r, c: data.projects(c))),
         Route("/api/records", _api(_records)),
-        Route("/api/records/{ref}", _api(lambda r, c: data.record_detail(c, r.path_params["ref"]))),
+        Route("/api/records/{ref}", _api(lambda r, c: data.record_detail(
+            c, r.path_params["ref"], r.query_params.get("project") or None))),
         Route("/api/records/{ref}/edit", _write(
             lambda r, c, b: data.edit(c, _project_id(r), r.path_params["ref"], b)), methods=["POST"]),
         Route("/api/records/{ref}/pin", _write(
             lambda r, c, b: data.pin(c, _project_id(r), r.path_params["ref"], b.get("on", True))), methods=["POST"]),
         Route("/api/records/{ref}/supersede", _write(
             lambda r, c, b: data.supersede(c, _project_id(r), r.path_params["ref"], b)), methods=["POST"]),
+        Route("/api/records/{ref}/forget", _write(
+            lambda r, c, b: data.forget(c, _project_id(r), r.path_params["ref"], b)), methods=["POST"]),
+        Route("/api/records/{ref}/purge", _write(
+            lambda r, c, b: data.purge(c, _project_id(r), r.path_params["ref"], b)), methods=["POST"]),
         Route("/api/graph", _api(lambda r, c: data.graph(c, _project_id(r)))),
         Route("/api/profile", _api(lambda r, c: data.profile(c, _project_id(r)))),
         Route("/api/sessions", _api(lambda r, c: data.sessions(c, _project_id(r)))),

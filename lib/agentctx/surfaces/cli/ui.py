@@ -18,6 +18,7 @@ import urllib.request
 import click
 
 from agentctx import paths
+from agentctx.surfaces.cli.context import Ctx
 
 READY_TIMEOUT = 180.0  # the first run may fetch the server's packages from PyPI
 
@@ -73,39 +74,36 @@ def start_detached(argv: list[str], ready_file: str, timeout: float = READY_TIME
     raise click.ClickException(f"the dashboard (pid {pid}) did not start within {timeout:g} s; see `agentctx ui`")
 
 
-def register(group: click.Group) -> None:
-    """Add the ``ui`` command to the CLI group."""
-
-    @group.command("ui")
-    @click.option("--port", type=click.IntRange(1, 65535), help="Port (default: 7327 or the next free one).")
-    @click.option("--no-browser", is_flag=True, help="Do not open the browser.")
-    @click.option("--detach", is_flag=True, help="Run in the background, print the URL and return.")
-    @click.option("--idle-minutes", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
-                  help="Exit after this long without a request.")
-    @click.pass_obj
-    def ui(c, port, no_browser, detach, idle_minutes):
-        """Local dashboard on 127.0.0.1: records, graph, profile, sessions, CLAUDE.md drift."""
-        project_id = c.project.id
-        if not detach:
-            argv = server_command(port=port, project_id=project_id, idle_minutes=idle_minutes, browser=not no_browser)
+@click.command("ui")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port (default: 7327 or the next free one).")
+@click.option("--no-browser", is_flag=True, help="Do not open the browser.")
+@click.option("--detach", is_flag=True, help="Run in the background, print the URL and return.")
+@click.option("--idle-minutes", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+              help="Exit after this long without a request.")
+@click.pass_obj
+def ui(c: Ctx, port, no_browser, detach, idle_minutes):
+    """Local dashboard on 127.0.0.1: records, graph, profile, sessions, CLAUDE.md drift."""
+    project_id = c.project.id
+    if not detach:
+        argv = server_command(port=port, project_id=project_id, idle_minutes=idle_minutes, browser=not no_browser)
+        if argv is None:
+            raise click.ClickException("uv not found; install it: https://docs.astral.sh/uv/")
+        try:
+            sys.exit(subprocess.call(argv))
+        except KeyboardInterrupt:
+            sys.exit(130)
+    info = None if port else running()
+    if info is None:
+        with tempfile.TemporaryDirectory(prefix="agentctx-ui-") as tmp:
+            ready = os.path.join(tmp, "ready.json")
+            argv = server_command(port=port, project_id=project_id, idle_minutes=idle_minutes, browser=False,
+                                  ready_file=ready, quiet=True)
             if argv is None:
                 raise click.ClickException("uv not found; install it: https://docs.astral.sh/uv/")
-            try:
-                sys.exit(subprocess.call(argv))
-            except KeyboardInterrupt:
-                sys.exit(130)
-        info = None if port else running()
-        if info is None:
-            with tempfile.TemporaryDirectory(prefix="agentctx-ui-") as tmp:
-                ready = os.path.join(tmp, "ready.json")
-                argv = server_command(port=port, project_id=project_id, idle_minutes=idle_minutes, browser=False,
-                                      ready_file=ready, quiet=True)
-                if argv is None:
-                    raise click.ClickException("uv not found; install it: https://docs.astral.sh/uv/")
-                info = start_detached(argv, ready)
-        url = _url(info, project_id)
-        click.echo(f"agentctx dashboard: {url}")
-        if not no_browser:
-            import webbrowser
+            info = start_detached(argv, ready)
+    url = _url(info, project_id)
+    click.echo(f"agentctx dashboard: {url}")
+    if not no_browser:
+        import webbrowser
 
-            webbrowser.open(url)
+        webbrowser.open(url)

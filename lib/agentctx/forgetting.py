@@ -1,0 +1,171 @@
+"""Forgetting a record: the one rule behind ``agentctx forget`` / ``purge`` and the dashboard's buttons.
+
+* **forget**: the record leaves the current view with no replacement. It is retired
+  (``superseded_at`` set, no successor, ``valid_to`` now), so search, the digest, every injection and
+  the MCP tools stop showing it, while ``agentctx history`` and ``get`` still do, marked as forgotten.
+* **purge**: the record is removed from every place agentctx keeps on disk, and the report says what
+  went where: its row in the store (or the cold partition) and the FTS index (rebuilt, then the file
+  vacuumed with ``secure_delete`` and the WAL truncated, so the text is not left in free pages),
+  its links, edges, injection and drift rows, anchors and session metadata quoting it, its vector
+  (the sqlite-vec mirror is rebuilt from the vector table by the next consolidation pass when this
+  process cannot load the extension), the digest cache and ranking that carried it, lines naming it
+  in the anchor backups, the daily logs, the notices and the log files, and its block in the team file
+  ``.agentctx/context.md`` (teammates' stores retire it when they pull that change; their copies and
+  git history are theirs to rewrite).
+
+Both are scoped to one project: only that project's records (a global preference counts as its
+recording project's). The file scrubbing is ``rescan``'s (issue 11), with a cleaner that drops the
+lines naming the record instead of redacting.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from agentctx import clock
+from agentctx.store import db, records
+from agentctx.store import purge as store_purge
+
+NEEDLE_CHARS = 60  # a title or body is matched by its first characters: logs and anchors clip long text
+MIN_NEEDLE_CHARS = 12  # shorter titles ("Use tabs") are too common to match safely: the id still is
+
+
+def forget(conn: sqlite3.Connection, project_id: str, ref: str) -> dict:
+    """Retire a current record of the project without a replacement; the record as it is now."""
+    rec = records.resolve(conn, ref, project_id)
+    if rec["project_id"] != project_id:
+        raise records.RecordError(f"record {rec['id']} belongs to another project (a global preference recorded "
+                                  "there): forget it from that project")
+    if rec["superseded_at"]:
+        how = f"superseded by {rec['superseded_by']}" if rec["superseded_by"] else "forgotten"
+        raise records.RecordError(f"record {rec['id']} is already {how}; purge it to remove it from disk")
+    stamp = clock.now()
+    with db.transaction(conn):
+        records.retire(conn, rec["id"], stamp=stamp, project_id=project_id, valid_to=stamp, mark_updated=True)
+    return records.get(conn, rec["id"], project_id)
+
+
+def needles(rec: dict) -> list[str]:
+    """What identifies the record's text in other places: its id, and its title and body (first characters)."""
+    out = [rec["id"]]
+    for text in (rec["title"], rec["body"] or ""):
+        text = " ".join(text.split())
+        if len(text) >= MIN_NEEDLE_CHARS:
+            out.append(text[:NEEDLE_CHARS])
+    return out
+
+
+def _line_cleaner(marks: list[str]):
+    """text -> (text without the lines naming the record, lines dropped)."""
+    def clean(text: str) -> tuple[str, int]:
+        kept, dropped = [], 0
+        for line in text.splitlines(keepends=True):
+            flat = " ".join(line.split())
+            if any(m in line or m in flat for m in marks):
+                dropped += 1
+            else:
+                kept.append(line)
+        return "".join(kept), dropped
+    return clean
+
+
+def _value_cleaner(marks: list[str]):
+    """For stored values (anchor items, session metadata, drift details): a value naming the record is
+    replaced whole."""
+    def clean(text: str) -> tuple[str, int]:
+        flat = " ".join(text.split())
+        return ("[purged]", 1) if any(m in text or m in flat for m in marks) else (text, 0)
+    return clean
+
+
+def purge(conn: sqlite3.Connection, project_id: str, ref: str, *, dry_run: bool = False) -> dict:
+    """Remove a record of the project from every place on disk (see the module docstring); the report.
+    With ``dry_run``, what would be removed (nothing is)."""
+    from agentctx import rescan
+    from agentctx.sharing import teamsync
+    from agentctx.sharing.drift import DriftError
+    from agentctx.store import scrub
+
+    rec = store_purge.find(conn, ref, project_id)
+    marks = needles(rec)
+    report: dict = {"id": rec["id"], "type": rec["type"], "title": rec["title"], "dry_run": dry_run,
+                    "was": "archived (cold partition)" if rec["table"] == "records_archive" else
+                    "current" if not rec["superseded_at"] else "retired"}
+    try:  # the team file first: an import between the two steps must not bring it back
+        if dry_run:
+            path = teamsync.file_path(_root(conn, project_id) or "")
+            report["team_file"] = path if os.path.isfile(path) and rec["id"] in _read(path) else None
+        else:
+            report["team_file"] = teamsync.drop_blocks(conn, project_id, {rec["id"]})
+    except (DriftError, OSError, ValueError) as exc:
+        report["team_file"] = None
+        report["team_file_error"] = str(exc)
+    if dry_run:
+        report["store"] = {"rows": 1}
+    else:
+        report["store"] = store_purge.delete(conn, rec["id"], project_id)
+    report["quoted"] = scrub.scrub(conn, _value_cleaner(marks), dry_run=dry_run,
+                                   tables=("anchors", "sessions", "drift"))
+    report["vectors"] = _vectors(rec["id"], dry_run)
+    files: dict[str, dict] = {}
+    for kind, found in rescan._files().items():
+        if kind == "digests":  # JSON caches: removed whole when they carry it (rebuilt when next needed)
+            hits = [p for p in found if any(m in _read(p) for m in marks)]
+            if not dry_run:
+                for p in hits:
+                    os.remove(p)
+            files[kind] = {"files": len(found), "changed": len(hits), "lines": 0}
+            continue
+        counts = [rescan._rewrite(p, dry_run, clean=_line_cleaner(marks)) for p in found]
+        files[kind] = {"files": len(found), "changed": sum(1 for n in counts if n), "lines": sum(counts)}
+    report["files"] = files
+    if not dry_run:
+        report["compacted"] = scrub.compact(conn)
+    return report
+
+
+def _root(conn: sqlite3.Connection, project_id: str) -> str | None:
+    from agentctx.sharing.drift import DriftError, project_root
+
+    try:
+        return project_root(conn, project_id)[1]
+    except DriftError:
+        return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _vectors(record_id: str, dry_run: bool) -> dict:
+    """Remove the record's vector from ``vectors.db`` (when that file exists)."""
+    from agentctx.store import vectors
+
+    if not os.path.exists(vectors.path()):
+        return {"removed": 0}
+    try:
+        store = vectors.Store(busy_ms=5000)
+    except Exception as exc:  # noqa: BLE001 - an unreadable vector file: say so, the rest is done
+        return {"removed": 0, "error": f"{type(exc).__name__}: {exc}"}
+    try:
+        if dry_run:
+            return {"removed": int(record_id in store.ids())}
+        removed = store.delete([record_id])
+        out: dict = {"removed": removed}
+        if removed and store.backend != "vec0":
+            out["index"] = "the sqlite-vec mirror is rebuilt from the vector table at the next consolidation pass"
+        if removed:
+            try:
+                store.execute("VACUUM")  # freed pages would still hold the id
+                out["vacuumed"] = True
+            except Exception as exc:  # noqa: BLE001 - e.g. a vec0 table this process cannot load
+                out["vacuumed"] = False
+                out["vacuum_error"] = str(exc)
+        return out
+    finally:
+        store.close()

@@ -1,0 +1,96 @@
+"""The second ranking stage: how well a candidate record answers the prompt, from its own words.
+
+FTS5's BM25 picks the candidates (``store.search``); each is scored again here on word stems
+(``lexicon``), standard library only:
+
+* **BM25 with a length floor**: k1 1.2, b 0.75 over the title (×3), the body and the record's
+  ``terms`` (×0.5: spellings and related words the consolidation pass added), with the record's
+  length taken as at least the store's average. Plain BM25 rewards a record for being shorter than
+  average without bound, so a one-line record that echoes a word of the prompt beat the longer one
+  that answers it; below the average, length no longer buys relevance.
+* **Session context**: a prompt word found only among the record's session neighbours (its
+  ``context`` stems) adds CONTEXT_WEIGHT × that word's weight: the answer given right after the
+  question that names the topic.
+* **Coverage**: the score is multiplied by the idf-weighted share of the prompt's words the record
+  holds (its own words count fully; words only in its terms or its context count HALF_CREDIT), so the
+  record that answers more of the prompt outranks one that repeats a single word of it.
+
+``Query.coverage`` over every word of the prompt (words no record holds included) is also what
+``injection.turn`` reads to decide whether anything is worth injecting at all.
+"""
+
+from __future__ import annotations
+
+import math
+
+from agentctx import lexicon
+
+K1, B = 1.2, 0.75
+FIELD_WEIGHTS = (3.0, 1.0, 0.5)  # title, body, terms: also FTS5's bm25() weights (store.search)
+CONTEXT_WEIGHT = 0.3
+HALF_CREDIT = 0.5
+
+
+def idf(df: int, total: int) -> float:
+    """Okapi BM25's idf, never negative."""
+    return math.log(1.0 + (total - df + 0.5) / (df + 0.5))
+
+
+class Query:
+    """The prompt's words as weighted stems. ``words`` maps each prompt word to the number of records
+    holding it; ``splits`` maps a word no record holds to the parts it was found as ("destress" →
+    ("de", "stress")), which then stand for it."""
+
+    __slots__ = ("terms", "total_weight")
+
+    def __init__(self, words: dict[str, int], total: int, splits: dict[str, tuple[str, ...]] | None = None):
+        splits = splits or {}
+        self.terms: list[tuple[tuple[str, ...], float]] = []  # (stems that must all be present, weight)
+        seen: set[tuple[str, ...]] = set()
+        for word, df in words.items():
+            parts = splits.get(word) or tuple(lexicon.tokens(word))
+            stems = tuple(dict.fromkeys(lexicon.stem(p) for p in parts))
+            if not stems or stems in seen:
+                continue
+            seen.add(stems)
+            self.terms.append((stems, idf(df, max(total, 1))))
+        self.total_weight = sum(w for _, w in self.terms)
+
+    def __bool__(self) -> bool:
+        return bool(self.terms)
+
+
+def bag(text: str | None) -> dict[str, int]:
+    """Stem counts of ``text``."""
+    out: dict[str, int] = {}
+    for tok in lexicon.tokens(text or ""):
+        s = lexicon.stem(tok)
+        out[s] = out.get(s, 0) + 1
+    return out
+
+
+def _count(stems: tuple[str, ...], counts: dict[str, int]) -> int:
+    return min(counts.get(s, 0) for s in stems)
+
+
+def score(query: Query, rec: dict, avg_len: float) -> tuple[float, float]:
+    """(relevance, coverage) of one record: its ``title``, ``body``, ``terms`` and ``context``."""
+    if not query:
+        return 0.0, 0.0
+    title, body, terms = bag(rec.get("title")), bag(rec.get("body")), bag(rec.get("terms"))
+    context = set((rec.get("context") or "").split())
+    length = sum(title.values()) + sum(body.values())
+    norm = K1 * (1.0 - B + B * max(length, avg_len) / max(avg_len, 1.0))
+    wt, wb, wx = FIELD_WEIGHTS
+    total = covered = 0.0
+    for stems, weight in query.terms:
+        own = wt * _count(stems, title) + wb * _count(stems, body)
+        tf = own + wx * _count(stems, terms)
+        if tf:
+            total += weight * tf * (K1 + 1.0) / (tf + norm)
+            covered += weight if own else HALF_CREDIT * weight
+        elif all(s in context for s in stems):
+            total += CONTEXT_WEIGHT * weight
+            covered += HALF_CREDIT * weight
+    coverage = covered / query.total_weight if query.total_weight else 0.0
+    return total * coverage, coverage

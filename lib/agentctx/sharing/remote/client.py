@@ -1,0 +1,298 @@
+"""Every statement agentctx sends to the team's PostgreSQL server (psycopg 3, imported here on first use).
+
+Credentials never pass through agentctx: the URL holds none (:func:`check_url` refuses a password),
+and libpq finds it in ``PGPASSWORD``, ``PGPASSFILE`` or ``~/.pgpass`` (or uses a client certificate,
+``sslcert``/``sslkey``). Every other URL parameter goes to libpq unchanged, ``sslmode`` included.
+
+Writes to the change log happen under one transaction-scoped advisory lock, so change numbers become
+visible in the order they were given: a client that read up to ``seq`` N never misses a change < N that
+commits later. Pulls take no lock.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+from agentctx import clock
+from agentctx.sharing.remote import rules, schema
+
+CHANGE_LOCK = 0x61676374_63686773  # pg_advisory_xact_lock key for appending to agentctx.changes
+CONNECT_TIMEOUT_S = 10
+_COLUMNS = ", ".join(rules.WIRE)
+_TIMES = ("valid_from", "valid_to", "recorded_at", "superseded_at", "updated_at")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
+
+
+class RemoteError(Exception):
+    """The server refused or cannot be used as it is (the message says what to do)."""
+
+
+class Unreachable(RemoteError):
+    """The server could not be reached (offline, refused, timed out, TLS or authentication failed)."""
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name or ""):
+        raise ValueError(f"{name!r} is not a remote name (letters, digits, '.', '_', '-'; at most 40)")
+    return name
+
+
+def check_url(url: str) -> str:
+    """A ``postgresql://`` URL without a password (credentials come from the environment or pgpass)."""
+    url = (url or "").strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres") or not (parts.netloc or parts.query):
+        raise ValueError("the remote must be a postgresql:// URL, e.g. postgresql://alice@db.example.com/agentctx")
+    if ":" in parts.netloc.rpartition("@")[0] or any(k.lower() == "password" for k, _ in parse_qsl(parts.query)):
+        raise ValueError("the URL holds a password: agentctx never stores one. Put it in ~/.pgpass "
+                         "(host:port:database:user:password, mode 0600) or PGPASSWORD, and give the URL without it")
+    return url
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError as exc:  # the plugin's CLI and consolidation scripts declare it (PEP 723)
+        raise RemoteError("psycopg is not installed here: use the plugin's `agentctx` (bin/agentctx), or "
+                          "`uv run --group dev agentctx` from a clone") from exc
+    return psycopg
+
+
+def connect(url: str):
+    """An autocommit connection (each operation below is its own transaction); Unreachable if not."""
+    psycopg = _psycopg()
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(check_url(url))
+    except psycopg.ProgrammingError as exc:
+        raise ValueError(f"bad remote URL: {exc}") from None
+    extra = {"application_name": "agentctx"}
+    if "connect_timeout" not in params:
+        extra["connect_timeout"] = CONNECT_TIMEOUT_S
+    try:
+        return psycopg.connect(url, autocommit=True, **extra)
+    except psycopg.OperationalError as exc:
+        raise Unreachable(one_line(exc)) from None
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+def check_schema(conn) -> None:
+    missing = schema.missing(conn)
+    if missing:
+        raise RemoteError(f"the server's agentctx schema lacks {', '.join(missing)}: its admin runs "
+                          "`agentctx remote admin migrate URL`")
+
+
+def identity(conn) -> dict:
+    """{role, teams}: who this connection is and the agentctx teams it belongs to."""
+    role = conn.execute("SELECT current_user").fetchone()[0]
+    teams = [r[0] for r in conn.execute("SELECT role FROM agentctx.teams ORDER BY role")]
+    return {"role": role, "teams": teams}
+
+
+def _wire(row: dict) -> dict:
+    out = {k: row[k] for k in rules.WIRE}
+    for name in _TIMES:
+        if out[name] is not None:
+            out[name] = clock.to_iso(out[name])
+    return out
+
+
+# -- projects --------------------------------------------------------------------------------------
+
+
+def visible_projects(conn, ids: list[str]) -> set[str]:
+    """Which of these projects exist on the server for this role (another team's are invisible)."""
+    return {r[0] for r in conn.execute("SELECT id FROM agentctx.projects WHERE id = ANY(%s)", (ids,))}
+
+
+def ensure_projects(conn, wanted: dict[str, str], team: str | None) -> tuple[set[str], dict[str, str]]:
+    """Make sure these projects ({id: name}) exist on the server. (ids this role may write, {id: why not})."""
+    if not wanted:
+        return set(), {}
+    ids = sorted(wanted)
+    visible = visible_projects(conn, ids)
+    missing = [pid for pid in ids if pid not in visible]
+    refused: dict[str, str] = {}
+    if missing:
+        mine = identity(conn)
+        if team is None:
+            if len(mine["teams"]) != 1:
+                why = (f"role {mine['role']} is in no agentctx team" if not mine["teams"] else
+                       f"role {mine['role']} is in several teams ({', '.join(mine['teams'])}): "
+                       "set one with `agentctx remote add NAME URL --team TEAM`")
+                return visible, {pid: why for pid in missing}
+            team = mine["teams"][0]
+        elif team not in mine["teams"]:
+            return visible, {pid: f"role {mine['role']} is not in team {team}" for pid in missing}
+        with conn.transaction():
+            for pid in missing:  # a project another team owns is invisible here: the insert does nothing
+                conn.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, %s, %s) "
+                             "ON CONFLICT (id) DO NOTHING", (pid, wanted[pid] or "", team))
+        visible = visible_projects(conn, ids)
+        refused = {pid: "shared on this server by another team (ask its admin)" for pid in missing
+                   if pid not in visible}
+    return visible, refused
+
+
+# -- push ------------------------------------------------------------------------------------------
+
+
+def push(conn, rows: list[dict]) -> dict:
+    """Push wire records (each with ``edited``: its content changed locally since the last sync) in one
+    transaction. Idempotent: a record the server already holds as sent changes nothing and appends no
+    change. Returns {written: [ids], unchanged: n, purged: [ids the server purged], retired: {id: by}}.
+    """
+    from psycopg.rows import dict_row
+
+    report: dict = {"written": [], "unchanged": 0, "purged": [], "retired": {}}
+    if not rows:
+        return report
+    ids = [r["id"] for r in rows]
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHANGE_LOCK,))
+        purged = {r[0] for r in conn.execute("SELECT id FROM agentctx.purged WHERE id = ANY(%s)", (ids,))}
+        cur = conn.cursor(row_factory=dict_row)
+        existing = {r["id"]: _wire(r) for r in cur.execute(
+            f"SELECT {_COLUMNS} FROM agentctx.records WHERE id = ANY(%s) FOR UPDATE", (ids,))}
+        inserts, updates = [], []
+        for row in rows:
+            if row["id"] in purged:
+                report["purged"].append(row["id"])
+                continue
+            old = existing.get(row["id"])
+            new = rules.combine(old, {k: row[k] for k in rules.WIRE}, row["edited"])
+            if old is None:
+                inserts.append(new)
+            elif rules.differs(old, new):
+                updates.append(new)
+            else:
+                report["unchanged"] += 1
+        if inserts:
+            cur.executemany(f"INSERT INTO agentctx.records ({_COLUMNS}) VALUES ({', '.join(['%s'] * len(rules.WIRE))})",
+                            [tuple(r[k] for k in rules.WIRE) for r in inserts])
+        if updates:
+            sets = ", ".join(f"{k} = %s" for k in rules.WIRE if k not in ("id", "project_id"))
+            cur.executemany(f"UPDATE agentctx.records SET {sets}, updated_by = current_user WHERE id = %s",
+                            [tuple(r[k] for k in rules.WIRE if k not in ("id", "project_id")) + (r["id"],)
+                             for r in updates])
+        changed = {r["id"] for r in inserts + updates}
+        retired = _newest_current(cur, inserts + updates)
+        report["retired"] = {rid: r["superseded_by"] for rid, r in retired.items()}
+        changed |= set(retired)
+        report["written"] = sorted(changed)
+        _log(cur, sorted(changed))
+    return report
+
+
+def _newest_current(cur, touched: list[dict]) -> dict[str, dict]:
+    """Apply the newer-current rule around the records just written; {id: retirement} of those retired
+    (predecessors a current successor claims included)."""
+    preds = sorted({r["supersedes"] for r in touched if r["supersedes"] and not r["superseded_at"]})
+    keyed = {(r["project_id"], r["key"]) for r in touched if r["key"] and not r["superseded_at"]}
+    if not preds and not keyed:
+        return {}
+    cols = "id, project_id, key, supersedes, recorded_at, valid_from"
+    found = [_times(r) for r in cur.execute(
+        f"SELECT {cols} FROM agentctx.records WHERE superseded_at IS NULL AND (supersedes = ANY(%s) "
+        "OR (project_id = ANY(%s) AND key = ANY(%s)))",
+        (preds, sorted({p for p, _ in keyed}), sorted({k for _, k in keyed})))]
+    groups: dict[tuple, list[dict]] = {}
+    for rec in found:
+        if rec["supersedes"] in preds:
+            groups.setdefault(("s", rec["supersedes"]), []).append(rec)
+        if rec["key"] and (rec["project_id"], rec["key"]) in keyed:
+            groups.setdefault(("k", rec["project_id"], rec["key"]), []).append(rec)
+    retired = rules.newest_current(groups.values())
+    # A predecessor still current on the server is retired by the winner among its successors.
+    winners = {}
+    for key, group in groups.items():
+        standing = [r for r in group if r["id"] not in retired]
+        if key[0] == "s" and standing:
+            winners[key[1]] = max(standing, key=lambda r: (r["recorded_at"], r["id"]))
+    if winners:
+        for pred in cur.execute(f"SELECT {cols}, superseded_at, superseded_by FROM agentctx.records "
+                                "WHERE id = ANY(%s)", (sorted(winners),)).fetchall():
+            pred = _times(pred)
+            win = winners[pred["id"]]
+            if pred["superseded_at"] is None:
+                retired[pred["id"]] = rules.retirement(pred, win)
+            elif pred["superseded_by"] != win["id"]:
+                retired[pred["id"]] = {"superseded_at": pred["superseded_at"], "superseded_by": win["id"],
+                                       "valid_to": None}
+    if retired:
+        cur.executemany("UPDATE agentctx.records SET superseded_at = %s, superseded_by = %s, "
+                        "valid_to = COALESCE(%s, valid_to), updated_by = current_user WHERE id = %s",
+                        [(r["superseded_at"], r["superseded_by"], r["valid_to"], rid) for rid, r in retired.items()])
+    return retired
+
+
+def _times(row: dict) -> dict:
+    return {k: (clock.to_iso(v) if k in _TIMES and v is not None else v) for k, v in row.items()}
+
+
+def _log(cur, record_ids: list[str], op: str = "upsert") -> None:
+    """Append one change per record (under CHANGE_LOCK) and stamp each record with it."""
+    if record_ids:
+        cur.execute("WITH c AS (INSERT INTO agentctx.changes (project_id, record_id, op) "
+                    "SELECT project_id, id, %s FROM agentctx.records WHERE id = ANY(%s) RETURNING seq, record_id) "
+                    "UPDATE agentctx.records r SET seq = c.seq FROM c WHERE r.id = c.record_id", (op, record_ids))
+
+
+def purge(conn, items: list[tuple[str, str]]) -> list[str]:
+    """Purge records ({record id, project id} pairs) from the server: the row is deleted, a tombstone
+    and a ``purge`` change are written (ids only). Records of projects this role cannot see are left
+    alone. The ids purged."""
+    done = []
+    if not items:
+        return done
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHANGE_LOCK,))
+        for rid, pid in items:
+            row = conn.execute("DELETE FROM agentctx.records WHERE id = %s RETURNING project_id", (rid,)).fetchone()
+            pid = row[0] if row else pid
+            if conn.execute("SELECT 1 FROM agentctx.projects WHERE id = %s", (pid,)).fetchone() is None:
+                continue
+            conn.execute("INSERT INTO agentctx.purged (id, project_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                         (rid, pid))
+            conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
+                         (pid, rid))
+            done.append(rid)
+    return done
+
+
+# -- pull ------------------------------------------------------------------------------------------
+
+
+def pull(conn, cursor: int, limit: int) -> tuple[list[dict], int]:
+    """Changes after ``cursor`` (at most ``limit``), oldest first, each {seq, op, record_id, project_id,
+    record}: ``record`` is the current wire record (a change superseded by a later one of the same
+    record is left out). Returns (changes, the new cursor)."""
+    from psycopg.rows import dict_row
+
+    cur = conn.cursor(row_factory=dict_row)
+    rows = cur.execute(
+        f"SELECT c.seq, c.op, c.record_id, c.project_id AS change_project, r.id AS found, "
+        f"{', '.join('r.' + k for k in rules.WIRE)} "
+        "FROM agentctx.changes c LEFT JOIN agentctx.records r ON r.id = c.record_id AND r.seq = c.seq "
+        "WHERE c.seq > %s ORDER BY c.seq LIMIT %s", (cursor, limit)).fetchall()
+    out = []
+    for row in rows:
+        if row["op"] == "purge":
+            out.append({"seq": row["seq"], "op": "purge", "record_id": row["record_id"],
+                        "project_id": row["change_project"], "record": None})
+        elif row["found"] is not None:
+            out.append({"seq": row["seq"], "op": "upsert", "record_id": row["record_id"],
+                        "project_id": row["change_project"], "record": _wire(row)})
+    return out, (rows[-1]["seq"] if rows else cursor)
+
+
+def waiting(conn, cursor: int) -> int:
+    """How many changes this role could pull after ``cursor``."""
+    return conn.execute("SELECT count(*) FROM agentctx.changes WHERE seq > %s", (cursor,)).fetchone()[0]

@@ -1,0 +1,240 @@
+"""The server's schema: named migrations applied in order, and the admin operations.
+
+Everything lives in the ``agentctx`` schema of the database the remote URL names:
+
+* ``teams``: the PostgreSQL group roles that are agentctx teams. A member is a login role granted
+  one or more team roles; a team role is granted ``agentctx_member`` (the table privileges).
+* ``projects``: one row per shared project, keyed by the same project id every client computes
+  (the hash of the normalized git remote), owned by one team.
+* ``records``: the shared records with both time axes (``valid_from``/``valid_to``,
+  ``recorded_at``/``superseded_at``), ``superseded_by``/``supersedes``, and provenance (``source``,
+  the role that first pushed it, the role that last changed it); ``seq`` is its latest change.
+* ``changes``: the append-only change log (no UPDATE, DELETE or TRUNCATE: a trigger refuses them);
+  ``seq`` comes from one server sequence, so a client pulls ``seq > cursor``. Only ids: a purge
+  leaves no content behind. Triggers set ``seq``, ``author`` and ``at`` on the log, ``author`` /
+  ``updated_by`` on records and ``purged_by`` on tombstones: a client cannot forge provenance.
+* ``purged``: tombstones (ids only), so a client that was offline cannot push a purged record back.
+
+Row-level security: a role sees and writes only the projects of the teams it belongs to, and only
+those projects' records, changes and tombstones. Members may insert projects for their own teams,
+write records, and append changes; they cannot rewrite the log or move a project to another team.
+
+Migrations are recorded in ``agentctx.migrations``; run them as the database owner (``agentctx
+remote admin migrate``). Never edit a released migration: add a new one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+MEMBER_ROLE = "agentctx_member"
+MIGRATE_LOCK = 0x61676374_6D696772  # pg_advisory_xact_lock key: one migrator at a time
+MIGRATIONS: list[Callable] = []
+_ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def migration(fn: Callable) -> Callable:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def s001_tables(conn) -> None:
+    """Teams, projects, records (bi-temporal, with provenance), the change log and tombstones."""
+    conn.execute(f"""
+        DO $$ BEGIN
+          IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MEMBER_ROLE}') THEN
+            CREATE ROLE {MEMBER_ROLE} NOLOGIN;
+          END IF;
+        END $$""")
+    conn.execute("""
+        CREATE TABLE agentctx.teams (
+          role name PRIMARY KEY,
+          created_at timestamptz NOT NULL DEFAULT now())""")
+    conn.execute("""
+        CREATE TABLE agentctx.projects (
+          id text PRIMARY KEY CHECK (id ~ '^[0-9a-f]{16}$'),
+          name text NOT NULL DEFAULT '',
+          team name NOT NULL REFERENCES agentctx.teams (role),
+          created_by name NOT NULL DEFAULT current_user,
+          created_at timestamptz NOT NULL DEFAULT now())""")
+    conn.execute("""
+        CREATE TABLE agentctx.records (
+          id text PRIMARY KEY CHECK (length(id) = 26),
+          project_id text NOT NULL REFERENCES agentctx.projects (id),
+          type text NOT NULL,
+          key text,
+          title text NOT NULL,
+          body text NOT NULL DEFAULT '',
+          pinned boolean NOT NULL DEFAULT false,
+          confidence text NOT NULL,
+          source text NOT NULL,
+          supersedes text,
+          valid_from timestamptz NOT NULL,
+          valid_to timestamptz,
+          recorded_at timestamptz NOT NULL,
+          superseded_at timestamptz,
+          superseded_by text,
+          updated_at timestamptz,
+          author name NOT NULL DEFAULT current_user,
+          updated_by name NOT NULL DEFAULT current_user,
+          seq bigint NOT NULL DEFAULT 0)""")
+    conn.execute("CREATE INDEX records_siblings ON agentctx.records (supersedes) WHERE superseded_at IS NULL")
+    conn.execute("CREATE INDEX records_keys ON agentctx.records (project_id, key) "
+                 "WHERE key IS NOT NULL AND superseded_at IS NULL")
+    conn.execute("CREATE SEQUENCE agentctx.change_seq")
+    conn.execute("""
+        CREATE FUNCTION agentctx.record_provenance() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          NEW.author := CASE WHEN TG_OP = 'INSERT' THEN current_user ELSE OLD.author END;
+          NEW.updated_by := current_user;
+          RETURN NEW;
+        END $$""")
+    conn.execute("CREATE TRIGGER records_provenance BEFORE INSERT OR UPDATE ON agentctx.records "
+                 "FOR EACH ROW EXECUTE FUNCTION agentctx.record_provenance()")
+    conn.execute("""
+        CREATE TABLE agentctx.changes (
+          seq bigint PRIMARY KEY,
+          project_id text NOT NULL,
+          record_id text NOT NULL,
+          op text NOT NULL CHECK (op IN ('upsert', 'purge')),
+          author name NOT NULL DEFAULT current_user,
+          at timestamptz NOT NULL DEFAULT now())""")
+    conn.execute("""
+        CREATE FUNCTION agentctx.append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          RAISE EXCEPTION 'agentctx.changes is append-only';
+        END $$""")
+    conn.execute("""
+        CREATE FUNCTION agentctx.change_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          NEW.seq := nextval('agentctx.change_seq');
+          NEW.author := current_user;
+          NEW.at := now();
+          RETURN NEW;
+        END $$""")
+    conn.execute("CREATE TRIGGER changes_stamp BEFORE INSERT ON agentctx.changes "
+                 "FOR EACH ROW EXECUTE FUNCTION agentctx.change_stamp()")
+    conn.execute("CREATE TRIGGER changes_append_only BEFORE UPDATE OR DELETE ON agentctx.changes "
+                 "FOR EACH ROW EXECUTE FUNCTION agentctx.append_only()")
+    conn.execute("CREATE TRIGGER changes_no_truncate BEFORE TRUNCATE ON agentctx.changes "
+                 "FOR EACH STATEMENT EXECUTE FUNCTION agentctx.append_only()")
+    conn.execute("""
+        CREATE TABLE agentctx.purged (
+          id text PRIMARY KEY,
+          project_id text NOT NULL,
+          purged_by name NOT NULL DEFAULT current_user,
+          purged_at timestamptz NOT NULL DEFAULT now())""")
+    conn.execute("""
+        CREATE FUNCTION agentctx.purge_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          NEW.purged_by := current_user;
+          NEW.purged_at := now();
+          RETURN NEW;
+        END $$""")
+    conn.execute("CREATE TRIGGER purged_stamp BEFORE INSERT ON agentctx.purged "
+                 "FOR EACH ROW EXECUTE FUNCTION agentctx.purge_stamp()")
+
+
+@migration
+def s002_row_level_security(conn) -> None:
+    """A role sees and writes only its teams' projects; members get exactly the privileges sync needs."""
+    conn.execute("""
+        CREATE FUNCTION agentctx.in_team(team name) RETURNS boolean LANGUAGE sql STABLE AS $$
+          SELECT COALESCE((SELECT pg_has_role(current_user, r.oid, 'MEMBER') FROM pg_roles r
+                           WHERE r.rolname = team), false)
+        $$""")
+    visible = "project_id IN (SELECT id FROM agentctx.projects)"  # itself filtered by the projects policy
+    for table in ("teams", "projects", "records", "changes", "purged"):
+        conn.execute(f"ALTER TABLE agentctx.{table} ENABLE ROW LEVEL SECURITY")
+    conn.execute("CREATE POLICY mine ON agentctx.teams FOR SELECT USING (agentctx.in_team(role))")
+    conn.execute("CREATE POLICY mine ON agentctx.projects FOR SELECT USING (agentctx.in_team(team))")
+    conn.execute("CREATE POLICY mine_new ON agentctx.projects FOR INSERT WITH CHECK (agentctx.in_team(team))")
+    conn.execute(f"CREATE POLICY mine ON agentctx.records USING ({visible}) WITH CHECK ({visible})")
+    for table in ("changes", "purged"):
+        conn.execute(f"CREATE POLICY mine ON agentctx.{table} FOR SELECT USING ({visible})")
+        conn.execute(f"CREATE POLICY mine_new ON agentctx.{table} FOR INSERT WITH CHECK ({visible})")
+    conn.execute(f"GRANT USAGE ON SCHEMA agentctx TO {MEMBER_ROLE}")
+    conn.execute(f"GRANT SELECT ON agentctx.migrations, agentctx.teams TO {MEMBER_ROLE}")
+    conn.execute(f"GRANT SELECT, INSERT ON agentctx.projects, agentctx.changes, agentctx.purged TO {MEMBER_ROLE}")
+    conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON agentctx.records TO {MEMBER_ROLE}")
+    conn.execute(f"GRANT USAGE ON SEQUENCE agentctx.change_seq TO {MEMBER_ROLE}")
+
+
+NAMES = tuple(fn.__name__ for fn in MIGRATIONS)
+
+
+def migrate(conn) -> list[str]:
+    """Apply pending migrations in one transaction (as the database owner); the names applied."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
+        conn.execute("CREATE SCHEMA IF NOT EXISTS agentctx")
+        conn.execute("CREATE TABLE IF NOT EXISTS agentctx.migrations ("
+                     "name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        done = {row[0] for row in conn.execute("SELECT name FROM agentctx.migrations")}
+        applied = []
+        for fn in MIGRATIONS:
+            if fn.__name__ in done:
+                continue
+            fn(conn)
+            conn.execute("INSERT INTO agentctx.migrations (name) VALUES (%s)", (fn.__name__,))
+            applied.append(fn.__name__)
+    return applied
+
+
+def missing(conn) -> list[str]:
+    """Migrations this client needs that the server lacks (all of them when there is no schema)."""
+    row = conn.execute("SELECT to_regclass('agentctx.migrations')").fetchone()
+    if row[0] is None:
+        return list(NAMES)
+    done = {r[0] for r in conn.execute("SELECT name FROM agentctx.migrations")}
+    return [name for name in NAMES if name not in done]
+
+
+def check_role(name: str) -> str:
+    """A role name agentctx creates or grants: lowercase letters, digits and _, at most 63."""
+    if not _ROLE.match(name or ""):
+        raise ValueError(f"{name!r} is not a valid role name (lowercase letters, digits and _, starting with a letter)")
+    return name
+
+
+def add_team(conn, team: str) -> None:
+    """Create the group role ``team`` (if needed), give it the member privileges, register it."""
+    from psycopg import sql
+
+    check_role(team)
+    with conn.transaction():
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (team,)).fetchone() is None:
+            conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(team)))
+        conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(team)))
+        conn.execute("INSERT INTO agentctx.teams (role) VALUES (%s) ON CONFLICT DO NOTHING", (team,))
+
+
+def add_member(conn, role: str, team: str, *, password: str | None = None) -> bool:
+    """Grant ``team`` to the login role ``role``, creating it (with ``password`` if given) when it
+    does not exist; True when it was created."""
+    from psycopg import sql
+
+    check_role(role)
+    check_role(team)
+    with conn.transaction():
+        if conn.execute("SELECT 1 FROM agentctx.teams WHERE role = %s", (team,)).fetchone() is None:
+            raise ValueError(f"{team} is not an agentctx team: add it first (agentctx remote admin team)")
+        created = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None
+        if created:
+            stmt = sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role))
+            if password:
+                stmt = sql.SQL("{} PASSWORD {}").format(stmt, sql.Literal(password))
+            conn.execute(stmt)
+        conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(team), sql.Identifier(role)))
+    return created
+
+
+def remove_member(conn, role: str, team: str) -> None:
+    """Revoke ``team`` from ``role`` (the role itself stays: drop it yourself if it has to go)."""
+    from psycopg import sql
+
+    with conn.transaction():
+        conn.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(check_role(team)),
+                                                         sql.Identifier(check_role(role))))

@@ -1,0 +1,397 @@
+"""One sync with a remote: push what changed here, then pull what is new there from the cursor.
+
+Push, in order: purges waiting here; the shared projects (created on the server for this role's team
+when new); the first full push of a project newly shared (resumable: its position is kept); then the
+outbox (records whose synced columns changed). Each batch is one server transaction, and its outbox
+entries are dropped only after it committed, so a failure at any point loses nothing: the next sync
+sends it again and the server, idempotent by record id, changes nothing twice. Pull: pages of
+changes after the cursor, each applied in one local transaction together with the new cursor.
+
+A failure (offline, refused, timed out) leaves a one-line status on the remote and a time before
+which the consolidation pass will not try again (1 min, doubling to 1 h); ``agentctx remote sync``
+tries at once. Runs in the detached consolidation process (``in_consolidation``) or the CLI, one at
+a time (lock ``remote-sync``); never in a hook.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+import time
+from datetime import timedelta
+
+from agentctx import clock, flight
+from agentctx.logs import log
+from agentctx.sharing.remote import client, optin, rules
+from agentctx.store import records
+from agentctx.store import remote as store
+from agentctx.store.db import transaction
+
+PUSH_BATCH = 500
+PULL_PAGE = 2000
+APPLY_CHUNK = 100  # pulled records per local transaction: the write lock is held ~0.1 s at a time
+BACKOFF_FIRST_S = 60
+BACKOFF_MAX_S = 3600
+LOCK = "remote-sync"
+_RESTORED = ("id", "type", "key", "title", "body", "pinned", "confidence", "valid_from", "valid_to", "recorded_at",
+             "superseded_at", "superseded_by", "updated_at", "source")
+
+
+def backoff_seconds(failures: int) -> int:
+    """How long the consolidation pass waits after ``failures`` failed attempts in a row."""
+    return min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2 ** max(0, failures - 1))
+
+
+class Sync:
+    """One sync of one remote over an open local store."""
+
+    def __init__(self, conn: sqlite3.Connection, remote: dict, *, deadline: float | None = None):
+        self.conn, self.remote, self.name = conn, remote, remote["name"]
+        self.deadline = deadline
+        self.shares = optin.shared(conn)
+        self.accepted: set[str] = set()
+        self._counted: set[str] = set()
+        self.report: dict = {
+            "remote": self.name, "status": "ok", "pushed": 0, "unchanged": 0, "pulled": 0, "conflicts_resolved": 0,
+            "purged_on_server": 0, "purged_here": 0, "withheld": {}, "redacted": 0, "refused_projects": {},
+            "skipped": 0, "complete": True, "shared_projects": sorted(self.shares)}
+
+    def out_of_time(self) -> bool:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.report["complete"] = False
+            return True
+        return False
+
+    # -- what would go out -----------------------------------------------------------------------------
+
+    def _full_push_pages(self, projects):
+        """(project, [entries], position after them) for the first full push of these projects."""
+        for pid in sorted(projects):
+            pos = store.full_push_position(self.conn, self.name, pid)
+            while pos is not None:
+                page = store.project_page(self.conn, pid, pos, PUSH_BATCH)
+                if not page:
+                    yield pid, [], None
+                    break
+                pos = page[-1][0]
+                yield pid, [{"record_id": rid, "edited": 0, "version": None} for _, rid in page], pos
+
+    def _outbox_pages(self):
+        after = ""
+        while True:
+            entries = store.outbox(self.conn, self.name, after=after, limit=PUSH_BATCH)
+            if not entries:
+                return
+            after = entries[-1]["record_id"]
+            yield entries
+
+    def _sort(self, entries: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
+        """(wire records to send, entries done with, entries kept queued), counting what stays local."""
+        recs = store.for_push(self.conn, [e["record_id"] for e in entries])
+        send, done, keep = [], [], []
+        for entry in entries:
+            rec = recs.get(entry["record_id"])
+            if rec is None:  # deleted, purged or archived here since it was queued
+                done.append(entry)
+                continue
+            reason = rules.withheld(rec) or (None if rec["project_id"] in self.shares else "project not shared")
+            wire, redacted = (None, False) if reason else rules.outgoing(rec, rec["supersedes"])
+            if not reason and wire is None:
+                reason = "private"
+            if reason:
+                if rec["id"] not in self._counted:  # the full push and the outbox may both name it
+                    self._counted.add(rec["id"])
+                    self.report["withheld"][reason] = self.report["withheld"].get(reason, 0) + 1
+                done.append(entry)
+                continue
+            if rec["project_id"] not in self.accepted:
+                keep.append(entry)  # a refused project: kept queued until its admin sorts it out
+                continue
+            if redacted and rec["id"] not in self._counted:
+                self._counted.add(rec["id"])
+                self.report["redacted"] += 1
+            send.append(dict(wire, edited=bool(entry["edited"]), _entry=entry))
+        return send, done, keep
+
+    # -- push ------------------------------------------------------------------------------------------
+
+    def push(self, server) -> None:
+        waiting = store.purges(self.conn, self.name)
+        if waiting:
+            self.report["purged_on_server"] = len(client.purge(server, waiting))
+            with transaction(self.conn):
+                store.purges_done(self.conn, self.name, [rid for rid, _ in waiting])
+        names = {pid: info["name"] for pid, info in self.shares.items()}
+        self.accepted, refused = client.ensure_projects(server, names, self.remote["team"])
+        self.report["refused_projects"] = refused
+        for pid, entries, pos in self._full_push_pages(self.accepted):
+            if entries:
+                self._send(server, entries)
+            with transaction(self.conn):
+                store.set_full_push_position(self.conn, self.name, pid, pos or 0, pos is None)
+            if self.out_of_time():
+                return
+        for entries in self._outbox_pages():
+            self._send(server, entries)
+            if self.out_of_time():
+                return
+
+    def _send(self, server, entries: list[dict]) -> None:
+        send, done, _ = self._sort(entries)
+        result = client.push(server, [{k: v for k, v in row.items() if k != "_entry"} for row in send])
+        written = set(result["written"])
+        self.report["pushed"] += sum(1 for r in send if r["id"] in written)
+        self.report["unchanged"] += result["unchanged"]
+        self.report["conflicts_resolved"] += len(result["retired"])
+        for row in send:
+            if row["id"] in result["purged"]:  # purged on the server while this copy was here: it goes here too
+                self.report["purged_here"] += bool(purge_here(self.conn, row["id"], row["project_id"]))
+        with transaction(self.conn):
+            store.outbox_done(self.conn, self.name, [(e["record_id"], e["version"]) for e in
+                                                     done + [r["_entry"] for r in send] if e["version"] is not None])
+
+    # -- pull ------------------------------------------------------------------------------------------
+
+    def pull(self, server) -> None:
+        cursor = self.remote["cursor"] or 0
+        while not self.out_of_time():
+            changes, new_cursor = client.pull(server, cursor, PULL_PAGE)
+            if new_cursor == cursor:
+                return
+            for change in changes:  # first, each in its own transaction (a crash repeats them harmlessly)
+                if change["op"] == "purge":
+                    self.report["purged_here"] += bool(purge_here(self.conn, change["record_id"],
+                                                                  change["project_id"]))
+            upserts = [c for c in changes if c["op"] == "upsert"]
+            # Short local transactions (hooks write to this store too), each with the cursor it reached.
+            for start in range(0, max(len(upserts), 1), APPLY_CHUNK):
+                part = upserts[start:start + APPLY_CHUNK]
+                reached = part[-1]["seq"] if start + APPLY_CHUNK < len(upserts) else new_cursor
+                with transaction(self.conn), store.muted(self.conn):
+                    self._apply(part)
+                    store.set_state(self.conn, self.name, cursor=reached)
+            cursor = self.remote["cursor"] = new_cursor
+
+    def _apply(self, changes: list[dict]) -> None:
+        ids = [c["record_id"] for c in changes]
+        local = store.local_versions(self.conn, ids)
+        edited = store.edited_flags(self.conn, self.name, ids)
+        for change in changes:
+            rid = change["record_id"]
+            if rid in local and local[rid] is None:
+                continue  # in this store's cold partition: history, left as it is
+            self.conn.execute("SAVEPOINT pulled")
+            try:
+                changed = self._apply_one(change["record"], local.get(rid), bool(edited.get(rid)))
+                self.conn.execute("RELEASE pulled")
+            except (records.RecordError, sqlite3.IntegrityError, ValueError) as exc:
+                self.conn.execute("ROLLBACK TO pulled")
+                self.conn.execute("RELEASE pulled")
+                self.report["skipped"] += 1
+                log("remote", f"{self.name}: record {rid} not applied: {exc}")
+                continue
+            self.report["pulled"] += changed
+
+    def _apply_one(self, srv: dict, mine: dict | None, edited: bool) -> bool:
+        pid = srv["project_id"]
+        if mine is None:
+            data = {k: srv[k] for k in _RESTORED}
+            if srv["key"] and not srv["superseded_at"]:
+                holder = records.by_key(self.conn, pid, srv["key"])
+                if holder and (holder["recorded_at"], holder["id"]) > (srv["recorded_at"], srv["id"]):
+                    data.update(rules.retirement(srv, holder))  # a newer local holder keeps the key
+            return records.restore(self.conn, pid, data) == "added"
+        local = dict(mine, pinned=bool(mine["pinned"]), supersedes=None)
+        merged = rules.combine(srv, local, edited)
+        fields = {k: merged[k] for k in rules.CONTENT + rules.RETIREMENT if merged[k] != local[k]}
+        if not fields:
+            return False
+        if "title" in fields or "body" in fields or "type" in fields:
+            fields["title"], fields["body"] = records.validate(
+                type=merged["type"], title=merged["title"], body=merged["body"] or "", scope=mine["scope"],
+                confidence=merged["confidence"], source=merged["source"])
+        if "pinned" in fields:
+            fields["pinned"] = int(fields["pinned"])
+        store.update_synced(self.conn, mine["id"], fields)
+        return True
+
+    # -- dry run ---------------------------------------------------------------------------------------
+
+    def plan(self, server=None) -> dict:
+        """What a sync would do, changing nothing (the server is only read, when reachable)."""
+        self.accepted = set(self.shares)
+        would: set[str] = set()
+        pages = [entries for _, entries, _ in self._full_push_pages(self.shares) if entries]
+        for entries in pages + list(self._outbox_pages()):
+            would |= {row["id"] for row in self._sort(entries)[0]}
+        self.report.update(status="dry run", would_push=len(would),
+                           purges_waiting=len(store.purges(self.conn, self.name)))
+        if server is not None:
+            self.report["would_pull"] = client.waiting(server, self.remote["cursor"] or 0)
+            self.report["new_on_server"] = sorted(set(self.shares) - client.visible_projects(server, sorted(self.shares)))
+        return self.report
+
+
+# -- entry points --------------------------------------------------------------------------------------
+
+
+def _failure_kind(exc: BaseException) -> str | None:
+    """"offline" or "error" for what a sync may meet; None for a bug (re-raised)."""
+    if isinstance(exc, client.Unreachable):
+        return "offline"
+    if isinstance(exc, client.RemoteError):
+        return "error"
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(exc, psycopg.OperationalError):
+        return "offline"
+    if psycopg is not None and isinstance(exc, psycopg.Error):
+        return "error"
+    return None
+
+
+def sync_remote(conn: sqlite3.Connection, name: str, *, dry_run: bool = False,
+                deadline: float | None = None) -> dict:
+    """Sync one remote now; the report (``status``: ok, offline, error or dry run)."""
+    remote = store.get(conn, name)
+    if remote is None:
+        raise ValueError(f"no remote {name}: `agentctx remote add {name} postgresql://…`")
+    work = Sync(conn, remote, deadline=deadline)
+    started = clock.now()
+    server = None
+    try:
+        server = client.connect(remote["url"])
+        client.check_schema(server)
+        if dry_run:
+            return work.plan(server)
+        work.push(server)
+        work.pull(server)
+    except Exception as exc:
+        kind = _failure_kind(exc)
+        if kind is None:
+            raise
+        if dry_run:
+            return work.plan(None) | {"server": f"{kind}: {client.one_line(exc)}"}
+        return _failed(conn, remote, work.report, kind, exc, started)
+    finally:
+        if server is not None:
+            server.close()
+    report = work.report
+    parts = [f"pushed {report['pushed']}", f"pulled {report['pulled']}"]
+    if report["conflicts_resolved"]:
+        parts.append(f"{report['conflicts_resolved']} superseded by a newer version")
+    if report["purged_here"] or report["purged_on_server"]:
+        parts.append(f"purged {report['purged_on_server']} there, {report['purged_here']} here")
+    if report["refused_projects"]:
+        parts.append(f"{len(report['refused_projects'])} project(s) refused")
+    if not report["complete"]:
+        parts.append("time box reached: the rest next time")
+    line = f"ok at {started[:19]}Z: " + ", ".join(parts)
+    with transaction(conn):
+        store.set_state(conn, name, last_attempt_at=started, last_ok_at=started, status=line, failures=0,
+                        next_attempt_at=None, report=json.dumps(report))
+    log("remote", f"{name}: {line}")
+    return report
+
+
+def _failed(conn: sqlite3.Connection, remote: dict, report: dict, kind: str, exc: BaseException, started: str) -> dict:
+    failures = (remote["failures"] or 0) + 1
+    retry = clock.to_iso(clock.to_datetime(started) + timedelta(seconds=backoff_seconds(failures)))
+    since = remote["last_ok_at"] or remote["added_at"]
+    line = (f"{kind} at {started[:19]}Z: {client.one_line(exc)} ({failures} failed attempt{'s' * (failures > 1)} "
+            f"since the last sync {since[:19]}Z; next automatic try after {retry[:19]}Z; nothing local is lost)")
+    report = dict(report, status=kind, error=client.one_line(exc), next_attempt_at=retry)
+    with transaction(conn):
+        store.set_state(conn, remote["name"], last_attempt_at=started, status=line, failures=failures,
+                        next_attempt_at=retry, report=json.dumps(report))
+    log("remote", f"{remote['name']}: {line}")
+    return report
+
+
+def sync_all(conn: sqlite3.Connection, names: list[str] | None = None, *, dry_run: bool = False,
+             deadline: float | None = None, respect_backoff: bool = False) -> dict:
+    """Sync these remotes (default: all), one sync at a time on this machine. {name: report}."""
+    remotes = [r for r in store.every(conn) if names is None or r["name"] in names]
+    for name in names or []:
+        if store.get(conn, name) is None:
+            raise ValueError(f"no remote {name}: see `agentctx remote status`")
+    lock = flight.Lock(LOCK, stale_s=3600)
+    if not dry_run and not lock.acquire():
+        return {r["name"]: {"remote": r["name"], "status": "busy", "note": "another sync is running"} for r in remotes}
+    try:
+        out = {}
+        now = clock.now()
+        for remote in remotes:
+            if respect_backoff and remote["next_attempt_at"] and remote["next_attempt_at"] > now:
+                out[remote["name"]] = {"remote": remote["name"], "status": "waiting",
+                                       "note": f"retrying after {remote['next_attempt_at']}"}
+                continue
+            out[remote["name"]] = sync_remote(conn, remote["name"], dry_run=dry_run, deadline=deadline)
+        return out
+    finally:
+        lock.release()
+
+
+def in_consolidation(conn: sqlite3.Connection, *, deadline: float | None = None) -> dict:
+    """The consolidation pass's step: sync every remote whose backoff has passed, within the pass's
+    time box. A store without remotes costs one query."""
+    if not store.any_configured(conn):
+        return {"skipped": "no remote configured"}
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg") is None:
+        return {"skipped": "psycopg is not installed in this environment"}
+    reports = sync_all(conn, deadline=deadline, respect_backoff=True)
+    return {name: {k: r[k] for k in ("status", "pushed", "pulled", "error", "note") if k in r}
+            for name, r in reports.items()}
+
+
+def purge_here(conn: sqlite3.Connection, record_id: str, project_id: str) -> dict[str, int]:
+    """Remove a record from this store as ``agentctx purge`` does (``store.purge``: the record, its
+    archived copy, links, edges, injections, drift) and its block from the team file, and drop what
+    was queued for it; {place: rows removed} (empty when it was not here)."""
+    from agentctx.sharing import teamsync
+    from agentctx.store import purge as store_purge
+
+    try:
+        removed = store_purge.delete(conn, record_id, project_id)
+    except records.RecordError:
+        removed = {}
+    with transaction(conn):
+        store.drop_queued(conn, record_id)
+    try:
+        if teamsync.drop_blocks(conn, project_id, {record_id}):
+            removed["team_file"] = 1
+    except Exception as exc:  # noqa: BLE001 - no folder known for the project, unreadable file: the store is clean
+        log("remote", f"purge {record_id}: team file left as it is: {exc}")
+    return {k: v for k, v in removed.items() if v}
+
+
+def purge(conn: sqlite3.Connection, project_id: str, ref: str) -> dict:
+    """Purge one of this project's records (current, retired or archived) here now, and queue it for
+    every remote: gone from the server at the next sync, from every teammate's store at theirs.
+    {id, title, removed: {place: rows}, remotes}."""
+    from agentctx.store import purge as store_purge
+
+    rec = store_purge.find(conn, ref, project_id)
+    with transaction(conn):  # queued first: a crash before the delete still purges everywhere
+        store.queue_purge(conn, rec["id"], rec["project_id"])
+    removed = purge_here(conn, rec["id"], rec["project_id"])
+    return {"id": rec["id"], "title": rec["title"], "removed": removed,
+            "remotes": [r["name"] for r in store.every(conn)]}
+
+
+def status(conn: sqlite3.Connection) -> dict:
+    """Every remote with its state, what waits to be pushed, and the shared projects."""
+    shares = optin.shared(conn)
+    out = []
+    for remote in store.every(conn):
+        report = json.loads(remote["report"]) if remote["report"] else None
+        out.append({
+            "name": remote["name"], "url": remote["url"], "team": remote["team"], "cursor": remote["cursor"],
+            "status": remote["status"] or "never synced", "last_ok_at": remote["last_ok_at"],
+            "last_attempt_at": remote["last_attempt_at"], "failures": remote["failures"],
+            "next_attempt_at": remote["next_attempt_at"], "queued": store.outbox_count(conn, remote["name"]),
+            "purges_waiting": len(store.purges(conn, remote["name"])), "last_report": report,
+        })
+    return {"remotes": out, "shared_projects": shares}

@@ -1,0 +1,90 @@
+"""Capture at the command line: settings (config), extraction now (extract), the handover."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
+
+
+@click.command("config")
+@click.option("--llm/--no-llm", "llm", default=None, help="Turn LLM extraction at turn end on or off.")
+@click.option("--claude-login/--no-claude-login", "claude_login", default=None,
+              help="Without an API key, extract through your Claude Code login (claude -p).")
+@click.option("--daily-cap", "daily_cap_usd", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Spending cap for model calls per UTC day, all projects (default 2.00; 0: none at all).")
+@click.option("--session-cap", "session_cap_usd", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Spending cap for model calls per session (default 0.50).")
+@click.option("--show", is_flag=True, help="Print the settings (the default with no other option).")
+@json_option
+def config_(llm, claude_login, daily_cap_usd, session_cap_usd, show, as_json):
+    """Show or change settings (stored in config.json in the data directory)."""
+    from agentctx import config
+    from agentctx.capture import extract
+
+    changes = {k: v for k, v in (("llm", llm), ("claude_login", claude_login), ("daily_cap_usd", daily_cap_usd),
+                                 ("session_cap_usd", session_cap_usd)) if v is not None}
+    settings = config.save(**changes) if changes else config.load()
+    how, why = extract.mode(check_sdk=False)
+    if as_json:
+        dump({**settings, "path": config.path(), "extraction_mode": how, "why": why})
+        return
+    for key, value in settings.items():
+        click.echo(f"{key}: {('on' if value else 'off') if isinstance(value, bool) else f'${value:.2f}'}")
+    click.echo(f"extraction now: {how}" + (f" ({why})" if why else ""))
+
+
+@click.command("extract")
+@click.option("--session-id", required=True, help="The Claude Code session id.")
+@click.option("--transcript", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The session's transcript JSONL.")
+@json_option
+@pass_ctx
+def extract_(c: Ctx, session_id, transcript, as_json):
+    """Extract records from what a session added since the last run, now (what Stop starts)."""
+    from agentctx.capture import extract, stop, worker
+
+    workdir = c.project_dir or os.getcwd()
+    if extract.mode()[1].startswith("the anthropic SDK"):  # this environment lacks it: the worker has it
+        argv = stop.worker_command(session_id, transcript, workdir, final=True)
+        if argv is None:
+            raise click.ClickException("uv not found: cannot run the extraction worker")
+        import subprocess
+
+        sys.exit(subprocess.run([*argv, *(["--json"] if as_json else [])]).returncode)
+    results = worker.work(session_id, transcript, workdir, final=True)
+    if as_json:
+        dump([r.as_dict() for r in results])
+        return
+    for r in results:
+        line = f"{r.status} ({r.mode or 'no new conversation'})"
+        if r.written:
+            line += f": {len(r.written)} records"
+        if r.usage is not None and r.usage.calls:
+            line += f"; {r.usage.calls} calls, ${r.usage.cost_usd:.5f}"
+        click.echo(" ".join([line, *r.notes, r.error]).strip())
+
+
+@click.command("handover")
+@json_option
+@pass_ctx
+def handover_(c: Ctx, as_json):
+    """Show the project's current handover (what the last session left, with its version)."""
+    from agentctx.capture import handover
+
+    current = handover.read(c.conn, c.project.id)
+    rec = current["record"]
+    if as_json:
+        dump({"version": current["version"], **current["fields"],
+               "record": None if rec is None else {k: rec[k] for k in ("id", "session_id", "recorded_at", "updated_at")}})
+        return
+    if rec is None:
+        click.echo("no handover for this project yet")
+        return
+    click.echo(f"{rec['title']}\n  version {current['version']} · id {rec['id']} · session {rec['session_id'] or '?'}"
+               f" · {rec['updated_at'] or rec['recorded_at']}")
+    if rec["body"]:
+        click.echo("\n" + rec["body"])

@@ -1,0 +1,77 @@
+"""Forgetting at the command line: forget (retire without a replacement) and purge (remove from disk)."""
+
+from __future__ import annotations
+
+import click
+
+from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
+
+
+@click.command("forget")
+@click.argument("ref")
+@json_option
+@pass_ctx
+def forget_(c: Ctx, ref, as_json):
+    """Retire a record with no replacement: it leaves search, digests and injections; history keeps it."""
+    from agentctx import forgetting
+
+    rec = forgetting.forget(c.conn, c.project.id, ref)
+    if as_json:
+        dump(rec)
+    else:
+        click.echo(f"forgot {rec['id']}  {rec['type']}: {rec['title']}  (kept in history; "
+                   f"`agentctx purge {rec['id']} --yes` removes it from disk)")
+
+
+@click.command("purge")
+@click.argument("ref")
+@click.option("--yes", is_flag=True, help="Really remove it (there is no undo).")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@json_option
+@pass_ctx
+def purge_(c: Ctx, ref, yes, dry_run, as_json):
+    """Remove a record from every place on disk: store, archive, search index, vectors, digests, anchors,
+    logs and the team file. Says what it removed."""
+    from agentctx import forgetting
+
+    if not yes and not dry_run:
+        raise click.UsageError("purge cannot be undone: add --yes (or --dry-run to see what it would remove)")
+    report = forgetting.purge(c.conn, c.project.id, ref, dry_run=dry_run)
+    if as_json:
+        dump(report)
+        return
+    click.echo(describe(report))
+
+
+def describe(report: dict) -> str:
+    """The purge report as lines: what was removed where."""
+    verb = "would remove" if report["dry_run"] else "removed"
+    lines = [f"{'would purge' if report['dry_run'] else 'purged'} {report['id']}  {report['type']}: "
+             f"{report['title']}  (was {report['was']})"]
+    store = report["store"]
+    parts = [f"{n} {name.replace('_', ' ')}" for name, n in store.items() if n]
+    lines.append(f"  store: {verb} " + (", ".join(parts) if parts else "the record")
+                 + "; search index " + ("rebuilt" if report.get("compacted", {}).get("fts_rebuilt") else "updated"))
+    compacted = report.get("compacted") or {}
+    if compacted:
+        lines.append("  store file vacuumed (secure_delete), WAL truncated" if compacted.get("vacuumed") and
+                     compacted.get("wal_truncated") else
+                     "  store file not fully vacuumed (another process holds it): run `agentctx purge` of "
+                     "nothing later, or `agentctx redact --rescan`, to reclaim the freed pages")
+    quoted = {t: n for t, n in report["quoted"].items() if n["rows"]}
+    for table, n in quoted.items():
+        lines.append(f"  {table}: {verb} the record's text from {n['rows']} row(s)")
+    v = report["vectors"]
+    if v.get("removed"):
+        lines.append(f"  vectors: {verb} its vector" + (f" ({v['index']})" if v.get("index") else ""))
+    if v.get("error"):
+        lines.append(f"  vectors: not checked ({v['error']})")
+    for kind, n in report["files"].items():
+        if n["changed"]:
+            what = f"{n['lines']} line(s) in {n['changed']} file(s)" if n["lines"] else f"{n['changed']} file(s)"
+            lines.append(f"  {kind.replace('_', ' ')}: {verb} {what}")
+    if report.get("team_file"):
+        lines.append(f"  team file: {verb} its block from {report['team_file']} (commit that change to share it)")
+    if report.get("team_file_error"):
+        lines.append(f"  team file: not checked ({report['team_file_error']})")
+    return "\n".join(lines)

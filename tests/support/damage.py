@@ -1,0 +1,55 @@
+"""Damage a store the way a bad disk or a killed copy does: overwrite chosen pages of the file with garbage."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+FTS_PAGES = ("records_fts_data", "records_fts_idx", "records_fts_docsize", "records_fts_config")
+
+
+def _geometry(db: Path) -> tuple[int, dict[str, int]]:
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+        roots = {r[0]: r[1] for r in conn.execute("SELECT name, rootpage FROM sqlite_master WHERE rootpage > 0")}
+    finally:
+        conn.close()
+    return size, roots
+
+
+def _overwrite(db: Path, pages: list[int], size: int) -> None:
+    with open(db, "r+b") as fh:
+        for page in pages:
+            fh.seek((page - 1) * size)
+            fh.write(b"\xde\xad\xbe\xef" * (size // 4))
+
+
+def damage_tables(db: Path, names: tuple[str, ...] = FTS_PAGES) -> None:
+    """Overwrite the root page of each named table (the FTS index's shadow tables by default)."""
+    size, roots = _geometry(db)
+    _overwrite(db, [roots[n] for n in names], size)
+
+
+def last_leaf(db: Path, table: str) -> int:
+    """The page number of the right-most leaf of ``table``'s b-tree (read from the file's own pages)."""
+    size, roots = _geometry(db)
+    page = roots[table]
+    raw = db.read_bytes()
+    while True:
+        start = (page - 1) * size
+        header = start + (100 if page == 1 else 0)
+        kind = raw[header]
+        if kind == 0x0D:  # table leaf
+            return page
+        assert kind == 0x05, f"page {page} is not a table b-tree page ({kind:#x})"
+        page = int.from_bytes(raw[header + 8:header + 12], "big")  # the right-most child
+
+
+def damage_leaf(db: Path, table: str) -> int:
+    """Overwrite ``table``'s last leaf page; the page number."""
+    size, _ = _geometry(db)
+    page = last_leaf(db, table)
+    _overwrite(db, [page], size)
+    return page

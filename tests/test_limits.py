@@ -1,0 +1,308 @@
+"""The README's injection limits, asserted as the numbers it promises, through the real entry points at the limit.
+
+SessionStart ≤ 1,500 tokens (a ``compact`` start with every digest section full and an anchor on top: only the
+final cut keeps that in budget); per prompt ≤ 3 records and ≤ 2,000 tokens; every injected string under 9,000
+characters. The numbers are written out on purpose: a test that compares with ``budgets.SESSION_START_TOKENS``
+still passes when the constant itself is raised.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agentctx import budgets, clock, ids, project
+from agentctx.capture import anchor
+from agentctx.hookio import HookEvent
+from agentctx.injection import digest, render, turn
+from agentctx.injection.session_start import on_session_start
+from agentctx.injection.user_prompt_submit import on_user_prompt_submit
+from agentctx.store import db, records
+from tests.conftest import make_repo
+from tests.support.hooks import context_of, run_hook
+
+SESSION_START_TOKENS = 1500  # README: SessionStart "≤ 1,500 tokens, cut from the bottom at record boundaries"
+PROMPT_TOKENS = 2000  # README: UserPromptSubmit "≤ 3 records, ≤ 2,000 tokens"
+PROMPT_RECORDS = 3
+MAX_CHARS = 9000  # README: "Every injected string is under 9,000 characters"
+
+SID = "sess-limits"
+PROSE = ("The ledger service owns every balance mutation; payments only emit intents through the outbox, "
+         "which the relay replays idempotently per account. ")
+ANCHOR_HEADING = "## Where this session was before compaction (anchor state)"
+DIGEST_HEADINGS = ("## Project profile: ", "## Decisions and conventions in force", "## Last session handover",
+                   "## Developer profile (all projects)")
+
+
+def tokens(text: str) -> int:
+    return budgets.estimate_tokens(text)
+
+
+def body_lines(fenced: str) -> list[str]:
+    """The lines between the fence's opening and closing tags."""
+    lines = fenced.splitlines()
+    assert lines[0].startswith("<agentctx-context ") and lines[-1] == "</agentctx-context>"
+    return lines[1:-1]
+
+
+def start_payload(repo: Path, source: str, session: str = SID) -> dict:
+    return {"session_id": session, "cwd": str(repo), "hook_event_name": "SessionStart", "source": source,
+            "transcript_path": "/nonexistent.jsonl"}
+
+
+def prompt_payload(repo: Path, prompt: str, session: str = SID) -> dict:
+    return {"session_id": session, "cwd": str(repo), "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+            "transcript_path": "/nonexistent.jsonl"}
+
+
+# ---------------------------------------------------------------- SessionStart: 1,500 tokens
+
+
+def fill_every_section(conn: sqlite3.Connection, proj: project.Project) -> dict[str, int]:
+    """More than each digest section can show: profile facts, decisions and conventions, a long handover,
+    global preferences (from other projects); discoveries too (never in the digest). Counts per section."""
+    for i in range(30):
+        records.add(conn, proj.id, type="profile", key=f"profile.fact_{i}", title=f"Profile fact {i}: pytest -q",
+                    body=PROSE)
+    for i in range(60):
+        records.add(conn, proj.id, type="decision" if i % 3 else "convention",
+                    title=f"Rule {i}: ledger writes go through the outbox", body=PROSE * 3)
+    records.add(conn, proj.id, type="handover", title="Refund endpoint half done; ledger client pending",
+                body=PROSE * 20)
+    for i in range(25):
+        records.add(conn, f"otherproject{i:04d}", type="preference", scope="global",
+                    title=f"Preference {i}: explain the plan before editing", body=PROSE)
+    for i in range(10):
+        records.add(conn, proj.id, type="discovery", title=f"Discovery {i}", body=PROSE)
+    return {"profile": 30, "decisions": 60, "developer": 25}
+
+
+def write_anchor(conn: sqlite3.Connection, proj: project.Project, sid: str = SID) -> list[str]:
+    """A full anchor for ``sid`` (what PreCompact stores), as the digest blocks it becomes."""
+    text = "kept across compaction: " + "the refund flow must stay idempotent per account " * 4
+    fresh = {
+        "intent": [{"key": "prompt", "text": "Finish the refund endpoint " + text}],
+        "changes": [{"key": f"file:src/mod_{i}.py", "text": f"src/mod_{i}.py (written/edited 2×) {text}"}
+                    for i in range(40)],
+        "decisions": [{"key": f"rec:{i}", "text": f"[decision] choice {i}: {text}"} for i in range(20)],
+        "next_steps": [{"key": f"step:{i}", "text": f"step {i}: {text}"} for i in range(10)],
+    }
+    anchor.update(conn, proj.id, sid, fresh)
+    blocks = anchor.blocks(conn, sid)
+    assert blocks and blocks[0] == ANCHOR_HEADING
+    return blocks
+
+
+def test_a_compact_session_start_with_every_section_full_and_an_anchor_is_cut_to_1500_tokens(
+        conn, proj, home, repo):
+    shown_at_most = fill_every_section(conn, proj)
+    anchor_blocks = write_anchor(conn, proj)
+
+    # A normal start: every section is there, each one cut by its own budget (more records than it shows).
+    startup = context_of(run_hook("session_start", start_payload(repo, "startup", "sess-other"), home))
+    assert tokens(startup) <= SESSION_START_TOKENS and len(startup) < MAX_CHARS
+    plain = body_lines(startup)
+    for heading in DIGEST_HEADINGS:
+        assert any(line.startswith(heading) for line in plain), heading
+    sections = "\n".join(plain)
+    profile = sections.split("## Project profile: ", 1)[1].split("\n## ", 1)[0]
+    assert 0 < profile.count("\n- ") < shown_at_most["profile"]
+    assert 0 < sections.count("\n- [decision] ") + sections.count("\n- [convention] ") < shown_at_most["decisions"]
+    handover = sections.split("## Last session handover\n", 1)[1].splitlines()[0]
+    assert handover.startswith("- Refund endpoint half done") and handover.endswith(" …"), "the body was shortened"
+    developer = sections.split("## Developer profile (all projects)", 1)[1].split("\n## ", 1)[0]
+    assert 0 < developer.count("\n- ") < shown_at_most["developer"]
+    assert plain[-1].endswith("full text with `agentctx get <id>`."), "the hint closes an uncut digest"
+
+    # The anchor on top of all that is over the limit: the final cut is what keeps a compact start in budget.
+    uncapped = render.fence("session-start", [*anchor_blocks, *plain])
+    assert tokens(uncapped) > SESSION_START_TOKENS
+
+    proc = run_hook("session_start", start_payload(repo, "compact"), home)
+    assert proc.returncode == 0, proc.stderr
+    compact = context_of(proc)
+    assert tokens(compact) <= SESSION_START_TOKENS
+    assert len(compact) < MAX_CHARS
+    lines = body_lines(compact)
+    anchor_lines = "\n".join(anchor_blocks).splitlines()
+    assert lines[: len(anchor_lines)] == anchor_lines, "the anchor comes first, whole"
+    rest = lines[len(anchor_lines):]
+    assert rest and rest == plain[: len(rest)], "then the digest, cut from the bottom at a line (record) boundary"
+    assert len(rest) < len(plain)
+    assert tokens(render.fence("session-start", [*anchor_lines, *plain[: len(rest) + 5]])) > SESSION_START_TOKENS, \
+        "cut only near the limit"
+    row = conn.execute("SELECT tokens_injected FROM sessions WHERE session_id = ?", (SID,)).fetchone()
+    assert row["tokens_injected"] == tokens(compact) <= SESSION_START_TOKENS
+
+
+def test_the_digest_keeps_whole_blocks_exactly_while_they_fit_in_1500_tokens(conn, proj, home):
+    """At the boundary: a lead (the anchor's place) then the hint are kept while the fenced digest stays within
+    1,500 tokens; the first block that does not fit ends it."""
+    plain = digest.build(conn, proj)  # an empty store: the fence and the one-line hint
+    (hint,) = body_lines(plain.text)
+    room = 4 * (SESSION_START_TOKENS - plain.tokens)  # ASCII characters left for the lead, roughly
+    seen, largest = set(), 0
+    for size in range(room - 40, room + 600):
+        lead = "x" * size
+        dig = digest.build(conn, proj, lead=[lead])
+        assert dig.tokens == tokens(dig.text) <= SESSION_START_TOKENS, size
+        kept = body_lines(dig.text)
+        blocks = [lead, hint]
+        assert kept == blocks[: len(kept)], "whole blocks, in order"
+        if len(kept) < len(blocks):  # the next block did not fit: with it, the digest would pass the limit
+            # (per-block estimates are summed, which may over-count the joined text by a token)
+            assert tokens(render.fence("session-start", blocks[: len(kept) + 1])) > SESSION_START_TOKENS - 2, size
+        seen.add(len(kept))
+        largest = max(largest, dig.tokens)
+    assert seen == {0, 1, 2}, "the sweep crossed both boundaries"
+    assert largest >= SESSION_START_TOKENS - 1, "the cap is used up to the limit"
+
+
+def test_a_precomputed_digest_is_used_up_to_exactly_1500_tokens(conn, proj, home, repo, monkeypatch):
+    """The cached digest (SessionEnd writes it) is injected only while it is within 1,500 tokens."""
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    records.add(conn, proj.id, type="decision", title="Money is integer cents")
+    event = HookEvent.of("SessionStart", session_id=SID, cwd=str(repo), source="startup")
+    for size, used in ((SESSION_START_TOKENS, True), (SESSION_START_TOKENS + 1, False)):
+        fill = next(n for n in range(4 * size) if tokens(render.fence("session-start", ["y" * n])) == size)
+        text = render.fence("session-start", ["y" * fill])
+        digest.write_cache(proj.id, digest.Digest(text, size, [], db.generation(conn)))
+        out = on_session_start(event)["hookSpecificOutput"]["additionalContext"]
+        assert (out == text) is used, size
+        assert tokens(out) <= SESSION_START_TOKENS
+        if not used:
+            assert "Money is integer cents" in out, "built live instead"
+
+
+def test_the_digest_stays_under_9000_characters_even_with_a_larger_token_cap(conn, proj, home):
+    """The character cap is its own rule: with the token cap out of the way, it alone holds the digest."""
+    plain = digest.build(conn, proj)
+    (hint,) = body_lines(plain.text)
+    room = MAX_CHARS - len(plain.text)  # characters left for the lead, roughly
+    seen, longest = set(), 0
+    for size in range(room - 8, room + len(hint) + 8):
+        lead = "x" * size
+        dig = digest.build(conn, proj, lead=[lead], cap=10**6)
+        assert len(dig.text) < MAX_CHARS, (size, len(dig.text))
+        kept = body_lines(dig.text)
+        blocks = [lead, hint]
+        assert kept == blocks[: len(kept)]
+        if len(kept) < len(blocks):
+            assert len(render.fence("session-start", blocks[: len(kept) + 1])) >= MAX_CHARS, size
+        seen.add(len(kept))
+        longest = max(longest, len(dig.text))
+    assert seen == {0, 1, 2} and longest == MAX_CHARS - 1
+
+
+# ---------------------------------------------------------------- UserPromptSubmit: 3 records, 2,000 tokens
+
+
+def test_a_narrow_prompt_injects_3_records_then_the_next_3(conn, proj, home, repo, monkeypatch):
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    made = [records.add(conn, proj.id, type="bugfix", title=f"Webhook signature check {i} used local time",
+                        body="The webhook signature test failed on clock skew.") for i in range(7)]
+    event = HookEvent.of("UserPromptSubmit", session_id=SID, cwd=str(repo), prompt="webhook signature clock skew")
+    seen: list[str] = []
+    for expected in (3, 3, 1, 0):
+        out = on_user_prompt_submit(event)
+        if not expected:
+            assert out is None
+            break
+        text = out["hookSpecificOutput"]["additionalContext"]
+        shown = [r["id"] for r in made if f"id {r['id']})" in text]
+        assert len(shown) == expected == len([ln for ln in body_lines(text) if ln.startswith("- ")])
+        assert not set(shown) & set(seen)
+        seen += shown
+    assert sorted(seen) == sorted(r["id"] for r in made)
+
+
+def _block(rec: dict) -> str:
+    return render.record_block(rec, body_chars=turn.BODY_CHARS)
+
+
+def _ascii(text: str) -> int:
+    return len(text.encode("ascii", "ignore"))
+
+
+def _pair(pad: int, cjk: int) -> tuple[dict, dict]:
+    """Two decisions matching "ledger outbox" (not stored yet): the first pinned, so it comes first; the second
+    with ``cjk`` ideographs in its body and its title padded by ``pad`` characters. The first block's ASCII length
+    is a multiple of 4, and so is the second's with the newline before it: every estimate is exact, so the
+    per-block sum the cap is checked with equals the estimate of the injected text."""
+    stamp = clock.parse("2026-03-01")
+
+    def rec(title: str, body: str, pinned: bool) -> dict:
+        return {"id": ids.new_id(), "type": "decision", "title": title, "body": body, "valid_from": stamp,
+                "pinned": pinned, "confidence": "explicit", "scope": "project"}
+
+    first = rec("Ledger outbox ordering", "Ledger outbox relay keeps ordering per account. " + "账" * 900, True)
+    while _ascii(_block(first)) % 4:
+        first["title"] += "!"
+    second = rec("Ledger outbox replay z" + "z" * pad, "Ledger outbox replays are idempotent. " + "据" * cjk, False)
+    while _ascii("\n" + _block(second)) % 4:
+        second["title"] = "_" + second["title"]
+    return first, second
+
+
+def _store_pair(conn: sqlite3.Connection, tmp_path: Path, name: str, pair: tuple[dict, dict]) -> tuple[Path, list]:
+    """The pair stored, with their ids and dates, in a project of its own."""
+    repo = make_repo(tmp_path / name, remote=f"git@github.com:acme/{name}.git")
+    proj = project.detect(str(repo))
+    stored = [records.add(conn, proj.id, type=r["type"], title=r["title"], body=r["body"], valid_from=r["valid_from"],
+                          pinned=r["pinned"], record_id=r["id"]) for r in pair]
+    assert [_block(r) for r in stored] == [_block(r) for r in pair]
+    return repo, stored
+
+
+def test_a_prompt_injects_records_exactly_while_they_fit_in_2000_tokens(conn, home, tmp_path, monkeypatch):
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    probe = _pair(0, 1000)  # size the second body so that the sweep over the title starts just under the limit
+    cjk = 1000 - (tokens(render.fence("prompt", [_block(r) for r in probe])) - (PROMPT_TOKENS - 12))
+    injected = []
+    for pad in range(0, 100):
+        pair = _pair(pad, cjk)
+        whole = tokens(render.fence("prompt", [_block(r) for r in pair]))
+        repo, (first, second) = _store_pair(conn, tmp_path, f"p{pad}", pair)
+        out = on_user_prompt_submit(HookEvent.of("UserPromptSubmit", session_id=f"s{pad}", cwd=str(repo),
+                                                 prompt="ledger outbox"))
+        text = out["hookSpecificOutput"]["additionalContext"]
+        assert tokens(text) <= PROMPT_TOKENS and len(text) < MAX_CHARS, pad
+        assert body_lines(text)[0] == _block(first)
+        both = second["id"] in text
+        assert both is (whole <= PROMPT_TOKENS), (pad, whole)
+        if both:
+            assert text == render.fence("prompt", [_block(first), _block(second)])
+        injected.append(tokens(text))
+        if not both:
+            break
+    assert injected[0] < PROMPT_TOKENS and max(injected) == PROMPT_TOKENS, injected
+
+
+def test_three_long_records_are_cut_to_2000_tokens_in_the_hook_process(conn, proj, home, repo):
+    made = [records.add(conn, proj.id, type="decision", title=f"Ledger outbox rule {i} " + "规则" * 100,
+                        body="ledger outbox " + "数据库迁移需要锁表" * 200) for i in range(3)]
+    uncapped = render.fence("prompt", [_block(r) for r in made])
+    assert tokens(uncapped) > PROMPT_TOKENS
+    seen: set[str] = set()
+    for _ in made:
+        proc = run_hook("user_prompt_submit", prompt_payload(repo, "ledger outbox rules"), home)
+        assert proc.returncode == 0, proc.stderr
+        text = context_of(proc)
+        assert tokens(text) <= PROMPT_TOKENS and len(text) < MAX_CHARS
+        shown = {r["id"] for r in made if f"id {r['id']})" in text}
+        assert len(shown) == 1 and not shown & seen, "whole records only, each once per session"
+        seen |= shown
+    assert seen == {r["id"] for r in made}
+    last = run_hook("user_prompt_submit", prompt_payload(repo, "ledger outbox rules"), home)
+    assert last.returncode == 0 and last.stdout == b""
+    row = conn.execute("SELECT tokens_injected, injections FROM sessions WHERE session_id = ?", (SID,)).fetchone()
+    assert row["injections"] == 3 and row["tokens_injected"] <= 3 * PROMPT_TOKENS
+
+
+@pytest.mark.parametrize("prompt", ["ok", "yes", "continue"])
+def test_ok_yes_continue_inject_nothing(conn, proj, home, repo, prompt):
+    records.add(conn, proj.id, type="decision", title="ok yes continue are words in this record")
+    proc = run_hook("user_prompt_submit", prompt_payload(repo, prompt), home)
+    assert proc.returncode == 0 and proc.stdout == b""

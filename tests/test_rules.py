@@ -1,0 +1,279 @@
+"""Rules the mutation run (bench/mutation.py) found unguarded: pinned first, the near-duplicate threshold, which
+types decay, the redaction label of each provider key, project scoping and supersession on every path."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from agentctx import clock, project, redact
+from agentctx.capture import llm
+from agentctx.consolidation import dedup
+from agentctx.hookio import HookEvent
+from agentctx.injection import digest, turn
+from agentctx.injection.user_prompt_submit import on_user_prompt_submit
+from agentctx.store import archive, db, records, search, vectors
+from tests.conftest import make_repo
+from tests.support import fake_api
+
+NOW = "2026-06-01T00:00:00Z"
+
+
+def decisions_section(text: str) -> list[str]:
+    """The record lines of the digest's decisions section."""
+    section = text.split("## Decisions and conventions in force\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
+
+
+# ---------------------------------------------------------------- pinned first
+
+
+def test_a_pinned_decision_leads_the_digest_though_it_is_the_oldest(conn, proj, home):
+    """The pinned record is added first and dated first: neither recency nor insertion order can put it on top."""
+    pinned = records.add(conn, proj.id, type="decision", title="Money is integer cents", pinned=True,
+                         valid_from="2025-01-01T00:00:00Z", recorded_at="2025-01-01T00:00:00Z")
+    later = [records.add(conn, proj.id, type="decision" if i % 2 else "convention", title=f"Later rule {i}")
+             for i in range(5)]
+    lines = decisions_section(digest.build(conn, proj).text)
+    assert lines[0].startswith("- 📌 [decision] Money is integer cents")
+    assert len(lines) == 6
+
+    # The consolidation pass ranks it last: pinned still leads.
+    digest.write_rank(proj.id, [r["id"] for r in later] + [pinned["id"]])
+    lines = decisions_section(digest.build(conn, proj).text)
+    assert lines[0].startswith("- 📌 [decision] Money is integer cents")
+    assert [ln.split("] ", 1)[1].split(" (", 1)[0] for ln in lines[1:]] == [r["title"] for r in later]
+
+    # Unpinned, it takes the place the ranking gives it.
+    records.pin(conn, pinned["id"], on=False, project_id=proj.id)
+    lines = decisions_section(digest.build(conn, proj).text)
+    assert lines[-1].startswith("- [decision] Money is integer cents")
+
+
+def test_a_pinned_record_leads_the_digest_without_a_ranking_too(conn, proj, home):
+    later = [records.add(conn, proj.id, type="decision", title=f"Later rule {i}") for i in range(3)]
+    pinned = records.add(conn, proj.id, type="convention", title="Branch names carry the ticket id", pinned=True,
+                         recorded_at="2025-01-01T00:00:00Z")
+    lines = decisions_section(digest.build(conn, proj).text)
+    assert lines[0].startswith("- 📌 [convention] Branch names carry the ticket id")
+    assert [r["id"] for r in records.active(conn, proj.id, ["decision", "convention"])][0] == pinned["id"]
+    assert len(lines) == 1 + len(later)
+
+
+def test_a_pinned_old_weak_match_leads_a_prompts_records(conn, proj, home, repo, monkeypatch):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    pinned = records.add(conn, proj.id, type="bugfix", title="Webhook notes", pinned=True,
+                         body="webhook " + "filler words " * 40, valid_from="2025-06-01T00:00:00Z",
+                         recorded_at="2025-06-01T00:00:00Z")
+    strong = records.add(conn, proj.id, type="bugfix", title="Webhook signature retries fixed",
+                         body="The webhook signature retries used local time.")
+    out = on_user_prompt_submit(HookEvent.of("UserPromptSubmit", session_id="s1", cwd=str(repo),
+                                             prompt="webhook signature retries"))
+    lines = [ln for ln in out["hookSpecificOutput"]["additionalContext"].splitlines() if ln.startswith("- ")]
+    assert f"id {pinned['id']})" in lines[0] and f"id {strong['id']})" in lines[1]
+
+
+# ---------------------------------------------------------------- near-duplicates: cosine > 0.92
+
+
+def _pair_matrix(cos: float):
+    import numpy as np
+
+    a = np.zeros(8, dtype=np.float32)
+    b = np.zeros(8, dtype=np.float32)
+    a[0] = 1.0
+    b[0], b[1] = cos, math.sqrt(1 - cos * cos)
+    return np.vstack([a, b]).astype(np.float32)
+
+
+@pytest.mark.parametrize(("cos", "candidate"), [(0.70, False), (0.90, False), (0.93, True), (0.99, True)])
+def test_only_pairs_above_cosine_092_are_candidates(cos, candidate):
+    found = dedup.candidates(["A", "B"], _pair_matrix(cos))
+    assert bool(found) is candidate
+    if candidate:
+        ((sim, a, b),) = found
+        assert (a, b) == ("A", "B") and sim == pytest.approx(cos, abs=1e-6)
+
+
+@pytest.mark.parametrize(("cos", "merged"), [(0.70, 0), (0.95, 1)])
+def test_a_dissimilar_pair_is_left_alone_even_by_a_model_that_says_same(conn, proj, home, monkeypatch, cos, merged):
+    """The threshold, not the model, decides what is compared: at cosine 0.70 Haiku is never asked."""
+    a = records.add(conn, proj.id, type="decision", title="Use PostgreSQL 16", valid_from="2026-01-05T00:00:00Z")
+    b = records.add(conn, proj.id, type="decision", title="Deploy with Helm charts")
+    store = vectors.Store()
+    store.reset("test-vectors|8", 8)
+    store.upsert([(r["id"], proj.id, "decision", vectors.to_blob(v)) for r, v in zip((a, b), _pair_matrix(cos),
+                                                                                      strict=True)])
+    with fake_api.FakeMessagesAPI(responder=lambda body: fake_api.text("SAME")) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-fake-key")
+        merges = dedup.run(conn, store, proj.id, client=llm.Client(timeout=10, max_retries=0), usage=llm.Usage())
+        asked = [r for r in api.requests if r.is_messages]
+    store.close()
+    assert len(merges) == merged and len(asked) == merged
+    gone = records.get(conn, b["id"], proj.id)
+    assert (gone["superseded_by"] == a["id"]) is bool(merged), "the newer one merges into the older"
+    assert records.count_active(conn, proj.id) == 2 - merged
+
+
+@pytest.mark.parametrize(("stored", "same"), [(0.95, False), (0.97, True)])
+def test_without_a_model_only_cosine_above_096_merges_a_restatement(stored, same):
+    a = {"title": "Use PostgreSQL 16 for the main database", "body": "Version 16."}
+    b = {"title": "Use PostgreSQL 16 for the main database", "body": "Version 16."}
+    assert dedup.strictly_same(a, b, None, stored) is same
+
+
+# ---------------------------------------------------------------- decay by type
+
+
+@pytest.mark.parametrize("rtype", ["decision", "convention"])
+def test_decisions_and_conventions_never_decay(conn, proj, home, monkeypatch, rtype):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    old = records.add(conn, proj.id, type=rtype, title="Use Terraform for infra", body="Stated in 2023.",
+                      valid_from="2023-06-01T00:00:00Z", recorded_at="2023-06-01T00:00:00Z")
+    new = records.add(conn, proj.id, type=rtype, title="Use Terraform for infra", body="Stated in 2026.",
+                      valid_from="2026-05-31T00:00:00Z")
+    assert old["id"] != new["id"]
+    archive.rescore(conn)
+    assert records.get(conn, old["id"], proj.id)["score"] == 1.0
+    hits = {h.record["id"]: h for h in search.search(conn, proj.id, "terraform infra")}
+    assert hits[old["id"]].score == pytest.approx(hits[new["id"]].score)
+
+
+@pytest.mark.parametrize(("rtype", "days", "score"), [
+    ("discovery", 10, 0.95 ** 10), ("bugfix", 10, 0.95 ** 10), ("handover", 2, 0.8 ** 2),
+    ("discovery", 1, 0.95), ("handover", 1, 0.8),
+])
+def test_discoveries_and_bugfixes_decay_095_a_day_handovers_08(conn, proj, home, monkeypatch, rtype, days, score):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    when = (datetime(2026, 6, 1, tzinfo=timezone.utc) - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rec = records.add(conn, proj.id, type=rtype, title="The cache warms in 3 s", valid_from=when, recorded_at=when)
+    archive.rescore(conn)
+    assert records.get(conn, rec["id"], proj.id)["score"] == pytest.approx(score, abs=1e-4)
+
+
+def test_a_convention_does_not_decay_like_a_discovery(conn, proj, home, monkeypatch):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    for rtype in ("convention", "discovery"):
+        records.add(conn, proj.id, type=rtype, title=f"Ledger outbox {rtype}", body="ledger outbox relay, 2025",
+                    valid_from="2026-01-01T00:00:00Z", recorded_at="2026-01-01T00:00:00Z")
+        records.add(conn, proj.id, type=rtype, title=f"Ledger outbox {rtype}", body="ledger outbox relay, 2026",
+                    valid_from="2026-05-31T00:00:00Z")
+    hits = search.search(conn, proj.id, "ledger outbox relay")
+    by: dict[str, list[float]] = {}
+    for h in hits:
+        by.setdefault(h.record["type"], []).append(h.score)
+    assert len(by["convention"]) == len(by["discovery"]) == 2
+    assert min(by["convention"]) == pytest.approx(max(by["convention"]))
+    assert min(by["discovery"]) < max(by["discovery"]) * 0.1  # 151 days at 0.95/day, floored at 0.05
+
+
+# ---------------------------------------------------------------- redaction labels
+
+
+@pytest.mark.parametrize(("secret", "label"), [
+    ("sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 3 + "xyzAA", "anthropic_key"),
+    ("sk-proj-" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3" * 2, "openai_key"),
+    ("AKIAIOSFODNN7EXAMPLE", "aws_access_key"),
+    ("ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "github_token"),
+    ("AIza" + "SyA-1234567890abcdefghijklmnopqrstu", "google_api_key"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt"),
+])
+def test_each_provider_key_is_caught_by_its_own_rule(secret, label):
+    """The label proves which rule matched: with the provider's rule deleted, a broader one would still hide
+    the key under another label, and this fails."""
+    assert redact.scan(f"the client uses {secret} today") == (
+        f"the client uses [REDACTED:{label}] today", {label: 1})
+    assert redact.redact(f"ANTHROPIC_API_KEY={secret}") == f"ANTHROPIC_API_KEY=[REDACTED:{label}]"
+
+
+# ---------------------------------------------------------------- project scoping
+
+
+def test_another_projects_record_is_no_record_by_id_on_every_path(conn, proj, home, tmp_path):
+    other = project.detect(str(make_repo(tmp_path / "other", remote="git@github.com:acme/other.git")))
+    theirs = records.add(conn, other.id, type="decision", title="Gadgets use MySQL")
+    shared = records.add(conn, other.id, type="preference", scope="global", title="Explain the plan first")
+    assert records.get(conn, theirs["id"], proj.id) is None
+    assert records.get(conn, shared["id"], proj.id)["id"] == shared["id"], "global records are everyone's"
+    for call in (lambda: records.resolve(conn, theirs["id"], proj.id),
+                 lambda: records.resolve(conn, theirs["id"][:12], proj.id),
+                 lambda: records.pin(conn, theirs["id"], project_id=proj.id),
+                 lambda: records.edit(conn, theirs["id"], title="hijacked", project_id=proj.id),
+                 lambda: records.supersede(conn, proj.id, theirs["id"], body="hijacked")):
+        with pytest.raises(records.RecordError):
+            call()
+    stamp = clock.now()
+    with db.transaction(conn):
+        assert records.retire(conn, theirs["id"], stamp=stamp, project_id=proj.id) is False
+    after = records.get(conn, theirs["id"], other.id)
+    assert after["title"] == "Gadgets use MySQL" and not after["pinned"] and after["superseded_at"] is None
+    assert records.current(conn, proj.id) == [] and records.count_active(conn, proj.id) == 0
+    assert [r["id"] for r in records.current(conn, proj.id, include_global=True)] == [shared["id"]]
+    assert [h.record["id"] for h in search.search(conn, proj.id, "gadgets mysql explain plan")] == [shared["id"]]
+    with pytest.raises(TypeError):
+        records.scope_sql(None)
+    assert records.scope_sql(None, all_projects=True) == ("1", ())
+
+
+def test_a_record_of_this_project_is_found_by_id_and_prefix(conn, proj, home):
+    mine = records.add(conn, proj.id, type="decision", title="Widgets use PostgreSQL")
+    assert records.resolve(conn, mine["id"], proj.id)["id"] == mine["id"]
+    assert records.resolve(conn, mine["id"][:12].lower(), proj.id)["id"] == mine["id"]
+    assert records.get(conn, mine["id"], proj.id)["id"] == mine["id"]
+
+
+# ---------------------------------------------------------------- supersession
+
+
+def test_a_superseded_fact_is_never_presented_as_current(conn, proj, home, repo, monkeypatch):
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    old = records.add(conn, proj.id, type="decision", title="Services talk REST", body="JSON over HTTP.",
+                      valid_from="2026-02-01T00:00:00Z", recorded_at="2026-02-01T00:00:00Z")
+    new = records.supersede(conn, proj.id, old["id"], title="Services talk gRPC", body="Protobuf contracts.",
+                            rationale="latency", valid_from="2026-04-01T00:00:00Z")
+    assert records.get(conn, old["id"], proj.id)["superseded_by"] == new["id"]
+    assert [r["id"] for r in records.current(conn, proj.id)] == [new["id"]]
+    assert [r["id"] for r in records.active(conn, proj.id, ["decision"])] == [new["id"]]
+    assert [h.record["id"] for h in search.search(conn, proj.id, "services talk REST JSON HTTP")] == [new["id"]]
+    assert "Services talk REST" not in digest.build(conn, proj).text
+    text, ids, _ = turn.select(conn, proj.id, "s1", "services REST JSON over HTTP")
+    assert ids == [new["id"]] and "REST" not in text.split("Services talk gRPC", 1)[0]
+    # History still knows what was true in March, and when the change happened.
+    march = records.history(conn, proj.id, at="2026-03-01T00:00:00Z")
+    assert [r["id"] for r in march] == [old["id"]]
+    gone = records.get(conn, old["id"], proj.id)
+    assert gone["valid_to"] == "2026-04-01T00:00:00Z" and gone["superseded_at"]
+
+
+def test_a_retired_record_is_not_retired_again(conn, proj, home):
+    old = records.add(conn, proj.id, type="decision", title="Services talk REST")
+    first = records.supersede(conn, proj.id, old["id"], body="gRPC now")
+    before = records.get(conn, old["id"], proj.id)
+    with db.transaction(conn):
+        assert records.retire(conn, old["id"], stamp=clock.now(), project_id=proj.id, by=first["id"]) is False
+    assert records.get(conn, old["id"], proj.id) == before, "history is not rewritten"
+    with pytest.raises(records.RecordError):
+        records.supersede(conn, proj.id, old["id"], body="again")
+
+
+def test_a_fact_never_ends_before_it_began(conn, proj, home):
+    old = records.add(conn, proj.id, type="decision", title="Queues use SQS", valid_from="2026-05-01T00:00:00Z")
+    records.supersede(conn, proj.id, old["id"], body="RabbitMQ now", valid_from="2026-04-01T00:00:00Z")
+    gone = records.get(conn, old["id"], proj.id)
+    assert gone["valid_to"] == gone["valid_from"] == "2026-05-01T00:00:00Z"
+
+
+def test_a_keyed_fact_changed_supersedes_the_holder_and_the_same_value_reinforces_it(conn, proj, home):
+    first = records.add(conn, proj.id, type="profile", key="profile.test_command", title="Tests: pytest -q")
+    again = records.add(conn, proj.id, type="profile", key="profile.test_command", title="Tests: pytest -q")
+    assert again["id"] == first["id"] and again["reinforce_count"] == 1
+    changed = records.add(conn, proj.id, type="profile", key="profile.test_command", title="Tests: pytest -x")
+    assert changed["id"] != first["id"]
+    assert records.get(conn, first["id"], proj.id)["superseded_by"] == changed["id"]
+    assert records.by_key(conn, proj.id, "profile.test_command")["id"] == changed["id"]
+    assert json.dumps([r["id"] for r in records.current(conn, proj.id)]) == json.dumps([changed["id"]])
