@@ -374,6 +374,9 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int) -> dict:
     run_once(launch("session_end"), json.dumps({"session_id": fresh_session(), "cwd": repo,
                                                 "hook_event_name": "SessionEnd", "reason": "other"}).encode(),
              env, repo)
+    deadline = time.monotonic() + 120  # SessionEnd hands its work to a detached process (hooks/launch.sh)
+    while not os.path.exists(cache) and time.monotonic() < deadline:
+        time.sleep(0.05)
     if not os.path.exists(cache):
         raise RuntimeError(f"SessionEnd left no digest cache at {cache}")
 

@@ -186,20 +186,22 @@ def drop_caches() -> bool:
         return False
 
 
-def bench_empty_cache(work: str, home: str, project: str, runs: int, *, locked: bool) -> list[dict]:
-    """Starts from an empty uv cache (online), each in a new plugin folder and a new temporary cache."""
-    samples = []
+def bench_empty_cache(work: str, home: str, project: str, runs: int) -> tuple[list[dict], list[dict]]:
+    """Starts from an empty uv cache (online), each in a new plugin folder and a new temporary cache: with the
+    lock and without it, interleaved (alternating which goes first) so network conditions hit both alike."""
+    samples: dict[bool, list[dict]] = {True: [], False: []}
     for n in range(runs):
-        root = copy_plugin(os.path.join(work, f"plugin-empty-{'locked' if locked else 'unlocked'}-{n}"))
-        if not locked:
-            os.remove(os.path.join(root, "mcp", "server.py.lock"))
-        cache = tempfile.mkdtemp(prefix="agentctx-bench-uv-cache-")
-        try:
-            env = {**server_env(home, project, offline=False), "UV_CACHE_DIR": cache}
-            samples.append(start(root, env, project))
-        finally:
-            shutil.rmtree(cache, ignore_errors=True)
-    return samples
+        for locked in ((True, False) if n % 2 == 0 else (False, True)):
+            root = copy_plugin(os.path.join(work, f"plugin-empty-{'locked' if locked else 'unlocked'}-{n}"))
+            if not locked:
+                os.remove(os.path.join(root, "mcp", "server.py.lock"))
+            cache = tempfile.mkdtemp(prefix="agentctx-bench-uv-cache-")
+            try:
+                env = {**server_env(home, project, offline=False), "UV_CACHE_DIR": cache}
+                samples[locked].append(start(root, env, project))
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+    return samples[True], samples[False]
 
 
 def bench_startup(work: str, home: str, project: str, runs: int, fresh: int, cold_drop: int,
@@ -208,8 +210,7 @@ def bench_startup(work: str, home: str, project: str, runs: int, fresh: int, col
     summary: dict[str, list] = {"empty_cache": [], "empty_cache_unlocked": [], "first": [], "cold": [], "warm": [],
                                 "cold_dropped": []}
     if empty_cache:
-        summary["empty_cache"] = bench_empty_cache(work, home, project, empty_cache, locked=True)
-        summary["empty_cache_unlocked"] = bench_empty_cache(work, home, project, empty_cache, locked=False)
+        summary["empty_cache"], summary["empty_cache_unlocked"] = bench_empty_cache(work, home, project, empty_cache)
     for n in range(fresh):
         root = copy_plugin(os.path.join(work, f"plugin-{n}"))
         env_dir = None

@@ -474,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
                 n, k, s = _score(results)
                 print(f"{done}/{len(work_items)} run, {k} killed, {s} survived, "
                       f"{(time.monotonic() - started) / 60:.1f} min", file=sys.stderr)
+                RESULTS.mkdir(exist_ok=True)
+                (RESULTS / f"{tag}.partial.json").write_text(json.dumps(results, ensure_ascii=False))
     minutes = round((time.monotonic() - started) / 60, 1)
     for r in results:
         r["why"] = explain(r) if r["outcome"] == "survived" else None
@@ -492,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
             "mutants": sorted(results, key=lambda m: (m["target"], m["path"], m["line"], m["operator"]))}
     RESULTS.mkdir(exist_ok=True)
     json_path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    (RESULTS / f"{tag}.partial.json").unlink(missing_ok=True)
     md_path.write_text(render_md(data))
     print(md_path.read_text())
     return 0

@@ -14,7 +14,9 @@ if [ "$event" = "session_end" ] && [ -z "${AGENTCTX_SESSION_END_DETACHED:-}" ]; 
   payload=$(mktemp "${TMPDIR:-/tmp}/agentctx-session-end.XXXXXX" 2>/dev/null) || payload=""
   if [ -n "$payload" ] && cat >"$payload"; then
     export AGENTCTX_SESSION_END_DETACHED=1
-    set -- sh -c 'sh "$1" session_end <"$2"; rm -f "$2"' agentctx-session-end "$root/hooks/launch.sh" "$payload"
+    started="$payload.started"  # the detached side creates it once it runs in its own session
+    set -- sh -c ': >"$3"; sh "$1" session_end <"$2"; rm -f "$2"' agentctx-session-end \
+      "$root/hooks/launch.sh" "$payload" "$started"
     if command -v setsid >/dev/null 2>&1; then
       setsid "$@" </dev/null >/dev/null 2>&1 &
     elif command -v perl >/dev/null 2>&1; then
@@ -22,6 +24,13 @@ if [ "$event" = "session_end" ] && [ -z "${AGENTCTX_SESSION_END_DETACHED:-}" ]; 
     else
       (trap '' HUP INT TERM; exec "$@") </dev/null >/dev/null 2>&1 &
     fi
+    # Return only once it has left this process group (a few ms): Claude Code may kill the group right away.
+    n=0
+    while [ ! -e "$started" ] && [ "$n" -lt 200 ]; do
+      sleep 0.005 2>/dev/null || { sleep 1; break; }
+      n=$((n + 1))
+    done
+    rm -f "$started"
     exit 0
   fi
   [ -z "$payload" ] || rm -f "$payload"

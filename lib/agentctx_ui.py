@@ -27,10 +27,13 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=app.IDLE_SECONDS, help="exit after this long idle")
     parser.add_argument("--ready-file", default=None, help="write {url, port, pid} here once listening")
     parser.add_argument("--quiet", action="store_true", help="print nothing")
+    parser.add_argument("--watch-pid", type=int, action="append", default=[],
+                        help="exit when this process is gone (repeatable; what `agentctx ui` passes)")
     args = parser.parse_args()
     try:
         return app.serve(port=args.port, idle_seconds=args.idle_seconds, open_browser=not args.no_browser,
-                         project_id=args.project_id, ready_file=args.ready_file, quiet=args.quiet)
+                         project_id=args.project_id, ready_file=args.ready_file, quiet=args.quiet,
+                         watch_pids=args.watch_pid)
     except OSError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

@@ -71,6 +71,25 @@ def test_what_a_record_mentions(shop, home):
     assert entities.mentions("Nothing to see here, just prose about the weather.", vocab) == []
 
 
+def test_folders_aliases_and_product_names(tmp_path, home):
+    root = tmp_path / "ledger"
+    for rel, text in {"go.mod": "module github.com/acme/ledger\n\ngo 1.22\n\nrequire (\n"
+                                "\tgithub.com/jackc/pgx/v5 v5.5.5\n\tgithub.com/segmentio/kafka-go v0.4.47\n)\n",
+                      "package.json": '{"dependencies": {"next": "14.2.0", "@next/mdx": "14.2.0"}}',
+                      "docs/v1/index.mdx": "", "i18n/fr/index.mdx": "", "main.go": "package main\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    vocab = entities.build_vocabulary(str(root))
+    found = entities.mentions("Events go to Kafka through pgx; docs live in docs/v1 and i18n/<locale>/; the site "
+                              "is a Next.js export built from MDX files.", vocab)
+    assert ("package", "kafka-go") in found and ("package", "pgx") in found
+    assert ("module", "docs/v1") in found and ("module", "i18n") in found and ("package", "next") in found
+    assert not any(kind == "file" for kind, _ in found)  # "Next.js" is a product, not a file
+    assert ("package", "@next/mdx") not in found  # a scope's last part ("mdx") is too common a word
+    assert entities.resolve(["Kafka", "docs/v1", "main.go"], vocab) == [
+        ("package", "kafka-go"), ("module", "docs/v1"), ("file", "main.go")]
+
+
 def test_link_project_then_ctx_related_and_the_graph_show_what_a_decision_is_about(shop, home):
     conn = db.connect()
     proj = project.detect(str(shop))

@@ -364,8 +364,10 @@ def test_without_an_api_key_explicit_statements_are_captured(api, tx, repo, conn
     result = extract.run_once(SID, str(tx.path), str(repo))
     assert result.mode == "explicit" and "no ANTHROPIC_API_KEY" in result.notes[0]
     assert api.message_requests == []
-    [rec] = stored(conn)
+    [rec] = stored(conn, "user_statement")
     assert rec["source"] == "user_statement" and rec["type"] == "convention"
+    [derived] = stored(conn, "hook_observation")  # without a model the handover comes from the daily log
+    assert derived["type"] == "handover" and derived["confidence"] == "inferred"
     assert session(conn)["extraction_watermark"]
 
 
@@ -374,7 +376,8 @@ def test_config_no_llm_turns_the_model_off(api, tx, repo, conn):
     tx.turn("We decided to use Postgres.")
     result = extract.run_once(SID, str(tx.path), str(repo))
     assert result.mode == "explicit" and api.message_requests == []
-    assert [r["source"] for r in stored(conn)] == ["user_statement"]
+    assert [(r["source"], r["type"]) for r in stored(conn)] == [("user_statement", "decision"),
+                                                                ("hook_observation", "handover")]
     config.save(llm=True)
     assert extract.mode()[0] == "llm"
 

@@ -22,7 +22,7 @@ from agentctx.store import db, integrity, records
 from agentctx.surfaces.mcp_tools import Service
 from tests.support.cli import agentctx
 from tests.support.damage import damage_leaf, damage_tables
-from tests.support.hooks import ROOT, context_of, run_hook
+from tests.support.hooks import ROOT, run_hook
 
 
 def seed(repo: Path, n: int = 300) -> project.Project:

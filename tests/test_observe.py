@@ -446,9 +446,12 @@ def test_capture_modules_import_only_the_standard_library():
 
 def test_manifest_declares_the_capture_hooks():
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
-    (post,) = hooks["PostToolUse"]
+    post, cd = hooks["PostToolUse"]
     assert set(post["matcher"].split("|")) == {"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}
     assert post["hooks"][0]["async"] is True and post["hooks"][0]["command"].endswith(" post_tool_use")
+    # a Bash cd / pushd: the session's folder is stored before the next tool call (capture/cwd_changed.py)
+    assert cd["matcher"] == "Bash" and [h["if"] for h in cd["hooks"]] == ["Bash(cd *)", "Bash(pushd *)"]
+    assert all(not h.get("async") and h["command"].endswith(" cwd_changed") for h in cd["hooks"])
     (failure,) = hooks["PostToolUseFailure"]  # a Bash command that exits non-zero arrives here
     assert failure["matcher"] == "Bash" and failure["hooks"][0]["async"] is True
     (pre,) = hooks["PreCompact"]

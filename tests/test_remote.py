@@ -600,3 +600,26 @@ def test_provenance_is_set_by_the_server(team, tmp_path):
     assert team.rows("SELECT author, updated_by FROM agentctx.records")[0] == (alice_role, bob_role)
     assert {r[0] for r in team.rows("SELECT author FROM agentctx.changes")} == {alice_role, bob_role}
     assert team.rows("SELECT count(*) FROM agentctx.changes WHERE seq = 1")[0][0] == 1  # Alice's, not a forged one
+
+
+def test_a_sync_cut_short_by_the_time_box_resumes(team, tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setattr(engine, "PUSH_BATCH", 100)
+    monkeypatch.setattr(engine, "PULL_PAGE", 100)
+    crew = team.team("crew")
+    alice = Client(tmp_path / "alice", team.url(team.member("alice", crew)))
+    bob = Client(tmp_path / "bob", team.url(team.member("bob", crew)))
+    for i in range(350):
+        alice.add(f"Batch decision {i}")
+    first = engine.sync_remote(alice.conn, "team", deadline=time.monotonic())  # the pass's time is up already
+    assert first["status"] == "ok" and not first["complete"] and first["pushed"] == 100
+    rounds = 1
+    while team.rows("SELECT count(*) FROM agentctx.records")[0][0] < 350:
+        engine.sync_remote(alice.conn, "team", deadline=time.monotonic())
+        rounds += 1
+    assert rounds == 4
+    pulled = engine.sync_remote(bob.conn, "team", deadline=time.monotonic())
+    assert pulled["pulled"] == 100 and store.get(bob.conn, "team")["cursor"] > 0
+    assert bob.sync()["pulled"] == 250
+    assert alice.state() == bob.state()

@@ -175,11 +175,13 @@ def open_vectors():
     return vectors.Store(), emb
 
 
-def consolidate(projects) -> None:
+def consolidate(projects, use_embeddings: bool) -> None:
+    """One consolidation pass per project, as SessionEnd leaves the store (expansion always; vectors
+    only with the model)."""
     from agentctx.consolidation import consolidate as pass_
 
     for proj in projects:
-        report = pass_.run(proj, seconds=3600)
+        report = pass_.run(proj, seconds=3600, use_embeddings=use_embeddings)
         if report["status"] != "ok":
             raise SystemExit(f"consolidation of {proj.id} ended {report['status']}: {report.get('notes')}")
 
@@ -199,10 +201,8 @@ def run_locomo(conn, hybrid: bool) -> dict:
     for conv in convs:
         pid, ids = locomo.build(conn, conv)
         built.append((conv, pid, ids, locomo.questions(conv, set(ids))))
-    vec = None
-    if hybrid:
-        consolidate([locomo.project_of(c) for c in convs])
-        vec = open_vectors()
+    consolidate([locomo.project_of(c) for c in convs], hybrid)
+    vec = open_vectors() if hybrid else None
     paths = Paths(conn, vec)
     out: dict = {"questions": sum(len(q) for *_, q in built), "records": sum(len(i) for _, _, i, _ in built)}
     floor = Tally()
@@ -236,9 +236,8 @@ def run_coding(conn, hybrid: bool) -> dict:
     data = coding.load()
     saved = os.environ.get("AGENTCTX_NOW")
     built = coding.build(conn, data)
-    if hybrid:
-        set_clock(data["now"])
-        consolidate([coding.project_of(p["name"], p["remote"]) for p in data["projects"]])
+    set_clock(data["now"])
+    consolidate([coding.project_of(p["name"], p["remote"]) for p in data["projects"]], hybrid)
     vec = open_vectors() if hybrid else None
     paths = Paths(conn, vec)
     set_clock(data["now"])

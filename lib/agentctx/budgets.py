@@ -8,11 +8,21 @@ so a budget measured with it is never exceeded in practice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 SESSION_START_TOKENS = 1500
 TURN_TOKENS = 2000
+# Per-prompt depth (intent-aware, ``turn_depth``): a narrow prompt gets at most TURN_RECORDS records with
+# bodies up to TURN_BODY_CHARS; a broad or multi-part one up to TURN_RECORDS_BROAD shorter entries. Both
+# stay within TURN_TOKENS.
 TURN_RECORDS = 3
+TURN_BODY_CHARS = 1200
+TURN_RECORDS_BROAD = 8
+TURN_BODY_CHARS_BROAD = 280
+# ctx_search's default depth: results listed for a narrow query, for a broad one (each ≤ 60 tokens).
+SEARCH_RESULTS = 8
+SEARCH_RESULTS_BROAD = 15
 SUBAGENT_TOKENS = 800  # SubagentStart: the brief a Task subagent starts with (sized by its type, below this cap)
 # Claude Code moves any hook output string over 10,000 characters to a file and shows a preview.
 MAX_INJECTED_CHARS = 9000
@@ -71,3 +81,33 @@ def clip_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
         else:
             hi = mid - 1
     return text[:lo].rstrip() + marker
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
+_BREADTH = re.compile(
+    r"\b(?:overview|summar(?:y|i[sz]e)|recap|everything|catch me up|walk me through|remind me|what do we know|"
+    r"all (?:the|our|of|we)|list (?:all|every|the)|both|compare|comparison|differences? between|each of)\b",
+    re.IGNORECASE,
+)
+_ASK = re.compile(r"(?:^|[.;!?]\s+|\band\s+|\balso\s+)(?:how|what|where|why|which|when|who|can|should|do|does|is|are)\b",
+                  re.IGNORECASE)
+
+
+def is_broad(prompt: str) -> bool:
+    """A prompt asking for several things: two or more questions, a list of items, two asks joined
+    ("how do we X and where is Y"), or words asking for breadth ("overview", "all the", "both")."""
+    text = prompt if len(prompt) <= 4000 else prompt[:2000] + "\n" + prompt[-2000:]
+    return (text.count("?") >= 2 or len(_LIST_ITEM.findall(text)) >= 2 or len(_ASK.findall(text)) >= 2
+            or bool(_BREADTH.search(text)))
+
+
+def turn_depth(prompt: str) -> tuple[int, int, bool]:
+    """(most records, body characters each, broad?) to inject for this prompt."""
+    if is_broad(prompt):
+        return TURN_RECORDS_BROAD, TURN_BODY_CHARS_BROAD, True
+    return TURN_RECORDS, TURN_BODY_CHARS, False
+
+
+def search_depth(query: str) -> int:
+    """How many results ctx_search lists by default for this query."""
+    return SEARCH_RESULTS_BROAD if is_broad(query) else SEARCH_RESULTS

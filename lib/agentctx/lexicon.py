@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+", re.UNICODE)
-_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*")  # an inner lower→upper change
-_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-MIN_PART = 2
+_HYPHENATED = re.compile(r"(?<![\w-])[^\W_]+(?:-[^\W_]+)+(?![\w-])", re.UNICODE)
+# an identifier of letters only with an inner lower→upper change (never a token with digits: keys and
+# hashes are not split into words)
+_IDENT = re.compile(r"(?<![\w-])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![\w-])")
+_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+MIN_PART = 3
+MAX_JOINED = 40
 
 
 def fold(text: str) -> str:
@@ -37,12 +40,16 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(fold(text))
 
 
+def joined(text: str) -> list[str]:
+    """Hyphenated compounds of ``text`` written as one word ("de-stress" → "destress"), folded."""
+    out = (fold(m.group(0).replace("-", "")) for m in _HYPHENATED.finditer(text))
+    return list(dict.fromkeys(w for w in out if len(w) <= MAX_JOINED))
+
+
 def variants(text: str) -> list[str]:
     """Distinct spellings ``text`` implies but does not contain: joined hyphenated compounds and the
     parts of camelCase / PascalCase identifiers (parts shorter than MIN_PART are dropped)."""
-    out: dict[str, None] = {}
-    for m in _HYPHENATED.finditer(text):
-        out[fold(m.group(0).replace("-", ""))] = None
+    out: dict[str, None] = dict.fromkeys(joined(text))
     for m in _IDENT.finditer(text):
         for part in _CAMEL_PART.findall(m.group(0)):
             if len(part) >= MIN_PART:

@@ -41,7 +41,7 @@ class Query:
     holding it; ``splits`` maps a word no record holds to the parts it was found as ("destress" →
     ("de", "stress")), which then stand for it."""
 
-    __slots__ = ("terms", "total_weight")
+    __slots__ = ("terms", "total_weight", "prefixes")
 
     def __init__(self, words: dict[str, int], total: int, splits: dict[str, tuple[str, ...]] | None = None):
         splits = splits or {}
@@ -55,21 +55,29 @@ class Query:
             seen.add(stems)
             self.terms.append((stems, idf(df, max(total, 1))))
         self.total_weight = sum(w for _, w in self.terms)
+        # A token can only stem to a query stem if it starts like it (a stem is a prefix of its word but
+        # for a last y → i): only those tokens are stemmed when a record is scored.
+        self.prefixes = frozenset(s[:3] for stems, _ in self.terms for s in stems)
 
     def __bool__(self) -> bool:
         return bool(self.terms)
 
 
-def bag(text: str | None) -> dict[str, int]:
-    """Stem counts of ``text``."""
+def bag(text: str | None, prefixes: frozenset[str] | None = None) -> tuple[int, dict[str, int]]:
+    """(tokens in ``text``, stem counts), counting only tokens starting with one of ``prefixes`` if given."""
+    toks = lexicon.tokens(text or "")
     out: dict[str, int] = {}
-    for tok in lexicon.tokens(text or ""):
+    for tok in toks:
+        if prefixes is not None and tok[:3] not in prefixes:
+            continue
         s = lexicon.stem(tok)
         out[s] = out.get(s, 0) + 1
-    return out
+    return len(toks), out
 
 
 def _count(stems: tuple[str, ...], counts: dict[str, int]) -> int:
+    if len(stems) == 1:
+        return counts.get(stems[0], 0)
     return min(counts.get(s, 0) for s in stems)
 
 
@@ -77,15 +85,17 @@ def score(query: Query, rec: dict, avg_len: float) -> tuple[float, float]:
     """(relevance, coverage) of one record: its ``title``, ``body``, ``terms`` and ``context``."""
     if not query:
         return 0.0, 0.0
-    title, body, terms = bag(rec.get("title")), bag(rec.get("body")), bag(rec.get("terms"))
+    pre = query.prefixes
+    (n_title, title), (n_body, body) = bag(rec.get("title"), pre), bag(rec.get("body"), pre)
+    _, terms = bag(rec.get("terms"), pre)
     context = set((rec.get("context") or "").split())
-    length = sum(title.values()) + sum(body.values())
+    length = n_title + n_body
     norm = K1 * (1.0 - B + B * max(length, avg_len) / max(avg_len, 1.0))
     wt, wb, wx = FIELD_WEIGHTS
     total = covered = 0.0
     for stems, weight in query.terms:
-        own = wt * _count(stems, title) + wb * _count(stems, body)
-        tf = own + wx * _count(stems, terms)
+        own = wt * _count(stems, title) + wb * _count(stems, body) if (title or body) else 0
+        tf = own + wx * _count(stems, terms) if terms else own
         if tf:
             total += weight * tf * (K1 + 1.0) / (tf + norm)
             covered += weight if own else HALF_CREDIT * weight

@@ -1,8 +1,11 @@
-"""Ranking rules for the hot path: the one place that weighs types, age and confidence.
+"""Ranking rules: the one place that weighs types, age and confidence.
 
-final = relevance × type_weight × stored_score(type, age, confidence, uses, days since last use),
-computed at query time. The consolidation pass writes the same ``stored_score`` to ``records.score``
-(pruning and digest order read it). Pinned records rank first.
+final = relevance × type_weight × standing factor, computed at query time, where the standing factor
+maps ``stored_score(type, age, confidence, uses, days since last use)`` into [1 − STANDING_SPAN,
+1 + STANDING_SPAN / 2]: age, use and confidence order records that match about equally well and
+never hide a relevant one (a months-old gotcha that answers the prompt outranks a fresh record that
+does not; decisions and conventions in force do not decay at all). The consolidation pass writes the
+same ``stored_score`` to ``records.score`` (pruning and digest order read it). Pinned records rank first.
 """
 
 from __future__ import annotations
@@ -28,23 +31,46 @@ DAILY_DECAY = {
     "bugfix": 0.95,
     "handover": 0.8,
 }
-# Retrieval never lets age erase an exact match entirely.
-DECAY_FLOOR = 0.05
+# How far standing (age, use, confidence) can move a score: ×0.9 for a fully decayed or unused record,
+# ×1.05 for a fresh, often used one. Relevance decides; standing breaks near-ties.
+STANDING_SPAN = 0.1
 
 CONFIDENCE_WEIGHT = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.8}
 
 # A hit weaker than this fraction of the best hit's relevance is noise for per-turn injection.
 RELATIVE_FLOOR = 0.15
 
+# What a prompt gets injected (``worth_injecting``): nothing unless the best record holds at least
+# MIN_COVERAGE of the prompt's word weight (``relevance``: a prompt about something the project has no
+# record of matches one or two of its words at most); then each record that covers as much and scores
+# at least INJECT_CUTOFF of the best (INJECT_CUTOFF_BROAD for a broad or multi-part prompt, whose parts
+# are answered by records of unequal strength).
+MIN_COVERAGE = 0.2
+INJECT_CUTOFF = 0.6
+INJECT_CUTOFF_BROAD = 0.35
+
 
 def final_score(
     relevance: float, record_type: str, age_days: float, confidence: str, uses: int, days_since_use: float
 ) -> float:
-    """Query relevance × type weight × the record's standing, computed now with ``stored_score``
-    (the same rule the consolidation pass writes to ``records.score``, so recency and confidence
-    count once and are never stale), floored so age never erases an exact match."""
-    standing = stored_score(record_type, age_days, confidence, uses, days_since_use)
-    return relevance * TYPE_WEIGHT.get(record_type, 1.0) * max(DECAY_FLOOR, standing)
+    """Query relevance × type weight × the record's standing factor: ``stored_score`` computed now (the
+    rule the consolidation pass writes to ``records.score``, so recency and confidence count once and
+    are never stale), bounded to [1 − STANDING_SPAN, 1 + STANDING_SPAN / 2]."""
+    standing = min(1.5, stored_score(record_type, age_days, confidence, uses, days_since_use))
+    return relevance * TYPE_WEIGHT.get(record_type, 1.0) * (1.0 - STANDING_SPAN + STANDING_SPAN * standing)
+
+
+def worth_injecting(hits: list, *, broad: bool = False) -> list:
+    """The hits (``store.search.Hit``, best first) worth injecting for a prompt, in order: pinned ones
+    skip the relative cutoff, never the coverage floor."""
+    if not hits:
+        return []
+    best = max(h.score for h in hits)
+    top_coverage = max(h.coverage for h in hits)
+    if top_coverage < MIN_COVERAGE or best <= 0:
+        return []
+    cutoff = (INJECT_CUTOFF_BROAD if broad else INJECT_CUTOFF) * best
+    return [h for h in hits if h.coverage >= MIN_COVERAGE and (h.record.get("pinned") or h.score >= cutoff)]
 
 
 # Stored score (the consolidation pass): base × access × recency × confidence, in [0, ~1.5].

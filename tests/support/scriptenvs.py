@@ -5,7 +5,6 @@ of an install does), online where the machine is, so nothing depends on ``.ci/ru
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from tests.support.bundle import test_cache
@@ -31,7 +30,6 @@ def prepare(root: Path) -> dict:
     the folder prepared, so a SessionStart under test does not start the preparation again."""
     key = str(Path(root).resolve())
     if key not in _prepared:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lib"))
         from agentctx import prepare as prep
 
         _prepared[key] = prep.run(key, prep.marker(key))

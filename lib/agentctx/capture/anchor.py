@@ -44,8 +44,11 @@ _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\[[ x]\])\s+(.+)$")
 _INLINE_SPLIT = re.compile(r"(?:^|\s)(?:\d+[.)]|[-•])\s+")
 
 
+REDACT_WINDOW = 64 * 1024  # of one text, redacted before clipping: 10 MB of /compact instructions cost ~1 s
+
+
 def _clip(text: str, limit: int = TEXT_CHARS) -> str:
-    text = " ".join(redact(text or "").split())
+    text = " ".join(redact((text or "")[:REDACT_WINDOW]).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

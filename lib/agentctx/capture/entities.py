@@ -3,16 +3,18 @@
 Deterministic, no model: a record's title and body are matched against the project's own
 vocabulary (:func:`vocabulary`), read from its files without running anything:
 
-* files: every file under the root (``.git``, dependency and build folders skipped, excluded
-  paths of ``.agentctx/config.toml`` too). A mention matches by its path relative to the root or,
-  when only one file has that name, by its file name (``settings.py``). A path-like mention with a
-  known source extension that names no file (yet) is linked as written;
+* files and folders: every file under the root (``.git``, dependency and build folders skipped,
+  excluded paths of ``.agentctx/config.toml`` too). A mention matches by its path relative to the root
+  or, when only one file has that name, by its file name (``settings.py``). A path-like mention with a
+  known source extension that names no file (yet) is linked as written (a capitalised bare name such
+  as ``Next.js`` is not a file). A folder of the tree (``docs/v1``) is linked as a ``module``;
 * symbols: functions, classes, types and constants defined in the source files (Python, Go, Rust,
   JS/TS, Java/Kotlin, Ruby; by regular expression), matched as whole identifiers (``rows.Close()``
   matches ``Close`` only when ``rows`` is not the whole name); an identifier in backticks
   (`` `flags.Enabled` ``) is a symbol even when its definition was not found;
 * packages: dependency names from the manifests (``capture.stack.manifest_packages``), matched as
-  whole words, case-insensitively;
+  whole words, case-insensitively, also as prose names them (:func:`package_aliases`: ``kafka-go`` as
+  Kafka, ``next`` as Next.js). A dependency named like an everyday word (``next``) also matches the word;
 * commands: the profile's commands, package.json scripts and Makefile/justfile targets as they are
   run (``pnpm optimize-images``, ``make test``), and code spans that start with a known tool.
 
@@ -77,21 +79,47 @@ _memo: dict[str, tuple[float, Vocabulary]] = {}
 class Vocabulary:
     """What a project is made of: files, defined symbols, dependency packages, commands."""
 
-    __slots__ = ("root", "files", "by_name", "symbols", "packages", "commands")
+    __slots__ = ("root", "files", "by_name", "dirs", "symbols", "packages", "aliases", "commands")
 
     def __init__(self, root: str, files: list[str], symbols: list[str], packages: list[str], commands: list[str]):
         self.root = root
         self.files = set(files)
         self.by_name: dict[str, list[str]] = {}
+        self.dirs: set[str] = set()
         for f in files:
             self.by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+            parts = f.split("/")[:-1]
+            self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
         self.symbols = set(symbols)
         self.packages = {p.lower(): p for p in packages if len(p) >= 2}
+        self.aliases: dict[str, str] = {}  # how prose names a package -> the package
+        for lower, name in sorted(self.packages.items(), key=lambda kv: -len(kv[0])):
+            for alias in package_aliases(lower):
+                self.aliases.setdefault(alias, name)
         self.commands = sorted(set(commands), key=len, reverse=True)
 
     def as_dict(self) -> dict:
         return {"root": self.root, "files": sorted(self.files), "symbols": sorted(self.symbols),
                 "packages": sorted(self.packages.values()), "commands": self.commands}
+
+
+# Ecosystem affixes around a library's own name: kafka-go, firebase-admin, python-dateutil, @types/node.
+_AFFIXES = re.compile(r"^(?:@types/|python-|py-|node-|go-)|(?:-go|-js|\.js|-py|-python|-rs|-sdk|-client|-admin|"
+                      r"-core)$")
+
+
+def package_aliases(name: str) -> set[str]:
+    """How prose names a package (lower-case): itself, a Go module's last path part, that without an
+    ecosystem affix (``kafka-go`` → ``kafka``), and ``<name>.js`` (``next`` → ``next.js``)."""
+    out = {name}
+    # a Go module path's last part names it (github.com/jackc/pgx -> pgx); an npm scope's does not (@next/mdx)
+    last = name if name.startswith("@") else name.rstrip("/").rsplit("/", 1)[-1]
+    out.add(last)
+    bare = _AFFIXES.sub("", last)
+    if len(bare) >= 4:
+        out.add(bare)
+    out.add(last + ".js")
+    return {a for a in out if len(a) >= 2}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,8 +250,17 @@ def _file(vocab: Vocabulary, token: str) -> str | None:
         return matches[0]
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     if ext in SOURCE_EXTS and not name.startswith(".") and name.count(".") <= 2 and not ext.isdigit() \
-            and not re.match(r"^v?\d+(?:\.\d+)+", name) and ("/" in token or len(name) >= 5):
-        return token  # named as a file, not (or not yet) in the tree: linked as written
+            and not re.match(r"^v?\d+(?:\.\d+)+", name) and ("/" in token or (len(name) >= 5 and name[0].islower())):
+        return token  # named as a file, not (or not yet) in the tree: linked as written ("Next.js" is not)
+    return None
+
+
+def _folder(vocab: Vocabulary, token: str) -> str | None:
+    """A folder of the project that ``token`` names (``docs/v1``, ``i18n/<locale>/``), else None."""
+    token = token.strip("`'\"()[]{},;:").removeprefix("./")
+    token = re.sub(r"/<[^>]*>.*$|/$", "", token)
+    if token in vocab.dirs and ("/" in token or len(token) >= 4):
+        return token
     return None
 
 
@@ -246,6 +283,10 @@ def mentions(text: str, vocab: Vocabulary) -> list[tuple[str, str]]:
     for span in spans:
         if _is_command(span, vocab):
             found[("command", " ".join(span.split()))] = None
+    for m in re.finditer(r"(?<![\w@])[\w.@-]+/[\w.@/<>-]*", text):  # folders first: "docs/v1", "i18n/<locale>/"
+        folder = _folder(vocab, m.group(0))
+        if folder:
+            found[("module", folder)] = None
     for m in _PATHISH.finditer(text):
         name = _file(vocab, m.group(0))
         if name:
@@ -264,8 +305,8 @@ def mentions(text: str, vocab: Vocabulary) -> list[tuple[str, str]]:
                 and not _file(vocab, ident):
             found[("symbol", ident)] = None
     words = {w.lower().rstrip(".") for w in _WORDS.findall(text)}
-    for lower, name in vocab.packages.items():
-        if lower in words:
+    for alias, name in vocab.aliases.items():
+        if alias in words:
             found[("package", name)] = None
     return list(found)[:MAX_LINKS]
 
@@ -281,8 +322,10 @@ def resolve(names: list[str], vocab: Vocabulary) -> list[tuple[str, str]]:
         path = _file(vocab, name)
         if path and ("/" in name or "." in name):
             out[("file", path)] = None
-        elif name.lower() in vocab.packages:
-            out[("package", vocab.packages[name.lower()])] = None
+        elif name.lower() in vocab.aliases:
+            out[("package", vocab.aliases[name.lower()])] = None
+        elif _folder(vocab, name):
+            out[("module", _folder(vocab, name))] = None
         elif name in vocab.symbols:
             out[("symbol", name)] = None
         elif " " in name and _is_command(name, vocab):

@@ -545,7 +545,7 @@ def manifest_packages(root: str) -> list[str]:
     if text:
         for path in re.findall(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/[\w./-]+)\s+v[\d.]", text, re.M):
             parts = [p for p in path.split("/") if not re.fullmatch(r"v\d+", p)]
-            out |= {path, parts[-1]}
+            out.add(parts[-1])  # how Go code and people name it: pgx, kafka-go
     text = f.read("Gemfile")
     if text:
         out |= set(re.findall(r"""^\s*gem\s+["']([\w.-]+)["']""", text, re.M))

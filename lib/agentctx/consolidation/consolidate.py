@@ -12,7 +12,7 @@ numpy, apsw and sqlite-vec); ``agentctx consolidate`` runs it in the foreground.
   leaves a consistent store and the next pass redoes what was unfinished.
 
 Steps, in order: embeddings (pending records, batches), vector clean-up, near-duplicates
-(``dedup``), scores and prune bookkeeping (``archive.rescore``), the cold partition
+(``dedup``), retrieval expansion (``expand``: spellings, related words, session context), scores and prune bookkeeping (``archive.rescore``), the cold partition
 (``archive.archive``), entity links (``capture.entities``), ledger rollup (paused at a spending cap),
 developer profile, CLAUDE.md drift, team export and team sync with each remote (``sharing.remote.sync``),
 the daily log (``sharing.daylog``), then the digest ranking for the next SessionStart (``rank``).
@@ -159,6 +159,16 @@ class Pass:
         if merges and not self.dry_run:
             self.store.delete([m["merged"] for m in merges])
 
+    def expand(self) -> None:
+        """Retrieval expansion of new and changed records (``expand``): spellings, the model's related
+        words (when it is loaded), session context."""
+        if self.out_of_time():
+            return
+        from agentctx.consolidation import expand
+
+        self.report["steps"]["expand"] = expand.run(self.conn, embedder=self.embedder, out_of_time=self.out_of_time,
+                                                    dry_run=self.dry_run)
+
     def llm_mode(self) -> bool:
         from agentctx.capture.extract import mode
 
@@ -289,7 +299,7 @@ def run(proj: project_mod.Project, *, seconds: float | None = None, dry_run: boo
         with db.transaction(conn):
             project_mod.register(conn, proj)
         timings = work.report["timings"] = {}
-        for step in (work.embed, work.dedup, work.scores, work.cold, work.others, work.rank):
+        for step in (work.embed, work.dedup, work.expand, work.scores, work.cold, work.others, work.rank):
             t0 = time.monotonic()
             step()
             timings[step.__name__] = round(time.monotonic() - t0, 3)

@@ -99,6 +99,7 @@ class Embedder:
             raise EmbeddingError(f"{folder} could not be loaded as a model2vec model: {type(exc).__name__}: {exc}") from None
         self.name = name
         self.dim = int(self._model.dim)
+        self._vocab = None  # (words, word -> row, unit matrix) of whole-word tokens, built on first use
 
     @property
     def tag(self) -> str:
@@ -112,6 +113,57 @@ class Embedder:
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return vecs / norms
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """The model's token ids of each text (what ``encode`` averages)."""
+        return self._model.tokenize(list(texts))
+
+    def encode_weighted(self, texts: list[str], weight) -> object:
+        """Unit vectors of ``texts`` as the ``weight(token id)``-weighted mean of their token vectors (a
+        model2vec vector is the plain mean): with idf weights, words every record of a project shares (a
+        speaker's name, the project's name) stop dominating a short text."""
+        import numpy as np
+
+        model = self._model
+        table = np.asarray(model.embedding, dtype=np.float32)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, ids in enumerate(self.token_ids(texts)):
+            if not ids:
+                continue
+            rows = [model.token_mapping[t] for t in ids] if model.token_mapping is not None else ids
+            w = np.array([weight(t) for t in ids], dtype=np.float32)
+            if model.weights is not None:
+                w = w * np.asarray(model.weights, dtype=np.float32)[ids]
+            out[i] = (table[rows] * w[:, None]).sum(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return out / norms
+
+    def similar_words(self, words: list[str], *, per_word: int, min_similarity: float) -> dict[str, list[str]]:
+        """For each word that is one whole token of the model's vocabulary, its nearest other whole words
+        (lowercase letters, 3+ long), best first, at most ``per_word`` and at least ``min_similarity``."""
+        import numpy as np
+
+        if self._vocab is None:
+            model = self._model
+            table = np.asarray(model.embedding, dtype=np.float32)
+            keep = [i for i, t in enumerate(model.tokens) if len(t) >= 3 and t.isalpha() and t.islower()]
+            rows = [model.token_mapping[i] for i in keep] if model.token_mapping is not None else keep
+            mat = table[rows]
+            mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
+            self._vocab = ([model.tokens[i] for i in keep], {model.tokens[i]: j for j, i in enumerate(keep)}, mat)
+        names, index, mat = self._vocab
+        known = [w for w in dict.fromkeys(words) if w in index]
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(known), 512):
+            chunk = known[start:start + 512]
+            sims = mat[[index[w] for w in chunk]] @ mat.T
+            k = min(per_word + 1, sims.shape[1] - 1)
+            top = np.argpartition(-sims, k, axis=1)[:, :k + 1]
+            for word, row, cand in zip(chunk, sims, top, strict=True):
+                cand = cand[np.argsort(-row[cand])]
+                out[word] = [names[j] for j in cand if names[j] != word and row[j] >= min_similarity][:per_word]
+        return out
 
 
 def load(name: str | None = None, *, download: bool = True) -> Embedder:

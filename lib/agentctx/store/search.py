@@ -11,7 +11,7 @@ import re
 import sqlite3
 from collections.abc import Iterable
 
-from agentctx import clock
+from agentctx import clock, lexicon, relevance
 from agentctx.scoring import final_score
 from agentctx.store.records import COLUMNS, current_sql
 
@@ -33,7 +33,8 @@ STOPWORDS = frozenset(
     where which while who whom why will with would you your yours yes ok okay sure thanks thank
     let lets let's go get got make need want like also now then about again all any each few more
     most other hi hey hello continue proceed new use using used add added way thing things something
-    look see show tell know think work works working try trying change update help instead""".split()
+    look see show tell know think work works working try trying change update help instead
+    one ones every else really much many lot lots still already maybe might must whether etc""".split()
 )
 
 _TRIVIAL = re.compile(
@@ -44,9 +45,23 @@ _TRIVIAL = re.compile(
 )
 
 
+# Words that, alone, only acknowledge or steer ("looks good, thanks", "ok go ahead", "yes please do it").
+_ACK_WORDS = frozenset(
+    """ok okay k yes yep yeah y no nope n sure thanks thank thx ty you continue go on ahead proceed do it next
+    done great good nice cool perfect lgtm right correct agreed please keep going carry sounds looks fine
+    awesome alright all makes sense sgtm that this works""".split()
+)
+_ACK_MAX_WORDS = 6
+
+
 def is_trivial(prompt: str) -> bool:
-    """"ok", "yes", "continue" and friends: nothing worth searching for."""
-    return not prompt or not prompt.strip() or bool(_TRIVIAL.match(prompt))
+    """"ok", "yes", "continue", "looks good, thanks" and friends: nothing worth searching for."""
+    if not prompt or not prompt.strip() or _TRIVIAL.match(prompt):
+        return True
+    if len(prompt) > 80:
+        return False
+    words = re.findall(r"[^\W\d_]+", prompt.lower())
+    return 0 < len(words) <= _ACK_MAX_WORDS and all(w in _ACK_WORDS for w in words)
 
 
 def terms(text: str) -> list[str]:
@@ -65,15 +80,22 @@ def terms(text: str) -> list[str]:
             continue
         seen.add(word)
         out.append(word)
+    if "-" in text:  # "de-stress" is also searched as "destress" (records are indexed with both spellings)
+        for word in lexicon.joined(text):
+            if word not in seen and word not in STOPWORDS:
+                seen.add(word)
+                out.append(word)
     if len(out) > MAX_QUERY_TERMS:
         tail = MAX_QUERY_TERMS // 2
         out = out[: MAX_QUERY_TERMS - tail] + out[-tail:]
     return out
 
 
-# BM25 column weights (title, body): a word in the title counts three times one in the body.
-BM25_WEIGHTS = (3.0, 1.0)
-BM25 = f"bm25(records_fts, {BM25_WEIGHTS[0]}, {BM25_WEIGHTS[1]})"  # the one ranking expression over records_fts
+# BM25 column weights (title, body, terms): a word in the title counts three times one in the body, a
+# word the consolidation pass added (``terms``) half. The second stage (``relevance``) uses the same.
+BM25_WEIGHTS = relevance.FIELD_WEIGHTS
+BM25 = "bm25(records_fts, {}, {}, {})".format(*BM25_WEIGHTS)  # the one ranking expression over records_fts
+MIN_SPLIT = 5  # a word no record holds, this long or longer, is also looked for as two words ("destress")
 
 
 def phrase(word: str) -> str:
@@ -94,7 +116,37 @@ def fts_query(text: str) -> str | None:
     return any_of(words)
 
 
-def informative(conn: sqlite3.Connection, words: list[str]) -> list[str]:
+def _matches(conn: sqlite3.Connection, expression: str) -> int:
+    return conn.execute("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?", (expression,)).fetchone()[0]
+
+
+def document_counts(conn: sqlite3.Connection, words: list[str]) -> tuple[int, dict[str, int]]:
+    """(records in the store, {word: records holding it}) — every word, zero counts included."""
+    (total,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
+    return total, {word: _matches(conn, phrase(word)) for word in words}
+
+
+def splits(conn: sqlite3.Connection, counts: dict[str, int]) -> dict[str, tuple[tuple[str, str], int]]:
+    """Words no record holds that the index has as two adjacent words: {"destress": (("de", "stress"), n)}.
+
+    Only words of MIN_SPLIT letters or more; the split found in the most records wins."""
+    out = {}
+    for word, n in counts.items():
+        if n or len(word) < MIN_SPLIT or not word.isalpha():
+            continue
+        best = None
+        for i in range(2, len(word) - 1):
+            parts = (word[:i], word[i:])
+            found = _matches(conn, phrase(" ".join(parts)))
+            if found and (best is None or found > best[1]):
+                best = (parts, found)
+        if best:
+            out[word] = best
+    return out
+
+
+def informative(conn: sqlite3.Connection, words: list[str], counts: dict[str, int] | None = None,
+                total: int | None = None) -> list[str]:
     """Drop query words no record contains, and near-ubiquitous ones in a large store.
 
     A word is dropped when it is in more than COMMON_FRACTION of records and in more than
@@ -102,12 +154,9 @@ def informative(conn: sqlite3.Connection, words: list[str]) -> list[str]:
     is most of the query time and adds almost nothing to BM25, whose weight is in the rare
     words. Small stores are searched with every word. The two rarest words are always kept.
     """
-    (total,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
-    counts = {}
-    for word in words:
-        (n,) = conn.execute("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?", (phrase(word),)).fetchone()
-        if n:
-            counts[word] = n
+    if counts is None or total is None:
+        total, counts = document_counts(conn, words)
+    counts = {w: n for w, n in counts.items() if n}
     limit = max(COMMON_FRACTION * total, COMMON_MIN_RECORDS)
     kept = [w for w in words if w in counts and counts[w] <= limit]
     if len(kept) < 2:
@@ -116,12 +165,38 @@ def informative(conn: sqlite3.Connection, words: list[str]) -> list[str]:
 
 
 class Hit:
-    """A search result: the record, its query relevance, final score and ladder rung."""
+    """A search result: the record, its query relevance, final score, ladder rung, and the share of the
+    prompt's words it covers (``relevance.score``; 1.0 on the rungs below FTS5, which cannot tell)."""
 
-    __slots__ = ("record", "relevance", "score", "rung")
+    __slots__ = ("record", "relevance", "score", "rung", "coverage")
 
-    def __init__(self, record: dict, relevance: float, score: float, rung: str):
+    def __init__(self, record: dict, relevance: float, score: float, rung: str, coverage: float = 1.0):
         self.record, self.relevance, self.score, self.rung = record, relevance, score, rung  # rung: fts|like|pinned
+        self.coverage = coverage
+
+
+def average_length(conn: sqlite3.Connection) -> float:
+    """Mean words of title + body per record, from FTS5's own running totals (its "averages" record:
+    varints of the row count and each column's token count), so no scan is needed."""
+    row = conn.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
+    values: list[int] = []
+    data = bytes(row[0]) if row and row[0] is not None else b""
+    i = 0
+    while i < len(data) and len(values) < 3:
+        value = 0
+        for k in range(9):  # SQLite varint: 7 bits a byte, big-endian; the 9th byte carries 8
+            byte = data[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    if len(values) < 3 or values[0] <= 0:
+        return 1.0
+    return (values[1] + values[2]) / values[0]
 
 
 def _scope_clause(include_superseded: bool) -> str:
@@ -135,22 +210,62 @@ def _type_clause(types: list[str]) -> str:
     return f" AND r.type IN ({','.join('?' * len(types))})" if types else ""
 
 
-def _rank(rows: Iterable[tuple[dict, float]], rung: str, reference: str) -> list[Hit]:
+def _rank(rows: Iterable[tuple], rung: str, reference: str) -> list[Hit]:
+    """Hits from (record, relevance[, coverage]) rows, ordered: pinned first, then by final score."""
     hits = []
     ref = clock.to_datetime(reference)
-    for rec, relevance in rows:
+    for rec, rel, *rest in rows:
         age = clock.age_days(rec.get("valid_from") or rec.get("recorded_at"), ref)
         since_use = clock.age_days(rec.get("last_accessed") or rec.get("recorded_at"), ref)
         uses = int(rec.get("access_count") or 0) + int(rec.get("reinforce_count") or 0)
-        score = final_score(relevance, rec["type"], age, rec["confidence"], uses, since_use)
-        hits.append(Hit(rec, relevance, score, rung))
+        score = final_score(rel, rec["type"], age, rec["confidence"], uses, since_use)
+        hits.append(Hit(rec, rel, score, rung, *rest))
     hits.sort(key=lambda h: (not h.record.get("pinned"), -h.score))
     return hits
 
 
-def _fts(conn, project_id, query, types, include_superseded, reference) -> list[Hit]:
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))
-    where = f"{_scope_clause(include_superseded)}{_type_clause(types)}"
+def rescore(conn: sqlite3.Connection, query: relevance.Query, rows: Iterable[tuple[dict, float]]) -> list[tuple]:
+    """The second stage: (record, relevance, coverage) for FTS5 candidates given as (record with its
+    ``terms`` and ``context``, BM25). The derived columns are dropped from the record afterwards. A
+    candidate the second stage finds nothing in (the index matched a spelling it does not share) keeps
+    a sliver of its BM25, below every candidate it scores."""
+    avg = average_length(conn)
+    out = []
+    for rec, bm in rows:
+        rel, cov = relevance.score(query, rec, avg)
+        rec.pop("terms", None)
+        rec.pop("context", None)
+        out.append((rec, rel if rel > 0 else 1e-6 * bm, cov))
+    return out
+
+
+def successors(conn: sqlite3.Connection, project_id: str, record_ids: list[str]) -> dict[str, dict]:
+    """{superseded record id: the current record that finally replaced it} (following ``superseded_by``
+    through every later version), in this project's scope; retired records without a successor, and
+    chains ending in an archived record, are left out."""
+    if not record_ids:
+        return {}
+    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(",")) + ", r.terms, r.context"
+    rows = conn.execute(
+        "WITH RECURSIVE chain(start, id, depth) AS ("
+        f"SELECT id, superseded_by, 1 FROM records WHERE id IN ({','.join('?' * len(record_ids))}) "
+        "AND superseded_by IS NOT NULL UNION ALL SELECT chain.start, r.superseded_by, chain.depth + 1 "
+        "FROM chain JOIN records r ON r.id = chain.id WHERE r.superseded_by IS NOT NULL AND chain.depth < 50) "
+        f"SELECT chain.start AS start, {cols} FROM chain JOIN records r ON r.id = chain.id "
+        f"WHERE {_scope_clause(False)}", (*record_ids, project_id)).fetchall()
+    out = {}
+    for row in rows:
+        rec = dict(row)
+        out[rec.pop("start")] = rec
+    return out
+
+
+def _fts(conn, project_id, match, query, types, include_superseded, reference) -> list[Hit]:
+    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(",")) + ", r.terms, r.context, r.superseded_at"
+    # Superseded records are candidates too: a prompt worded like an old fact finds the record that
+    # replaced it (rescore), never the old one, unless history is asked for.
+    where = "(r.project_id = ? OR r.scope = 'global')" + ("" if include_superseded else " AND r.archived_at IS NULL")
+    where += _type_clause(types)
     # Rank inside FTS5 first and join only the best rowids: joining every match to its full
     # row before sorting costs ~15 ms at 100k records. If filtering (project, superseded,
     # type) leaves too few of those, rank the filtered set in full instead.
@@ -160,21 +275,44 @@ def _fts(conn, project_id, query, types, include_superseded, reference) -> list[
         f"SELECT {cols}, hits.bm AS bm FROM hits JOIN records r ON r.seq = hits.rid WHERE {where} "
         "ORDER BY hits.bm LIMIT ?"
     )
-    rows = conn.execute(sql, (query, PRERANK, project_id, *types, CANDIDATES)).fetchall()
+    rows = conn.execute(sql, (match, PRERANK, project_id, *types, CANDIDATES)).fetchall()
     if len(rows) < CANDIDATES:
-        (matches,) = conn.execute("SELECT COUNT(*) FROM records_fts WHERE records_fts MATCH ?", (query,)).fetchone()
-        if matches > PRERANK:
+        if _matches(conn, match) > PRERANK:
             rows = conn.execute(
                 f"SELECT {cols}, {BM25} AS bm FROM records_fts "
                 f"JOIN records r ON r.seq = records_fts.rowid WHERE records_fts MATCH ? AND {where} "
                 "ORDER BY bm LIMIT ?",
-                (query, project_id, *types, CANDIDATES),
+                (match, project_id, *types, CANDIDATES),
             ).fetchall()
     pairs = []
     for row in rows:
         rec = dict(row)
         pairs.append((rec, -rec.pop("bm")))
-    return _rank(pairs, "fts", reference)
+    scored = rescore(conn, query, pairs)
+    if not include_superseded:
+        scored = _current_for_superseded(conn, project_id, query, scored, types)
+    for rec, *_ in scored:
+        rec.pop("superseded_at", None)
+    return _rank(scored, "fts", reference)
+
+
+def _current_for_superseded(conn, project_id, query, scored: list[tuple], types: list[str]) -> list[tuple]:
+    """Replace each superseded candidate by the current record that replaced it, which takes the old
+    record's relevance and coverage when those are higher than its own (the prompt is about that fact)."""
+    old = [rec["id"] for rec, *_ in scored if rec.get("superseded_at")]
+    new = successors(conn, project_id, old) if old else {}
+    best: dict[str, tuple] = {}
+    for rec, rel, cov in scored:
+        if rec.get("superseded_at"):
+            succ = new.get(rec["id"])
+            if succ is None or (types and succ["type"] not in types):
+                continue
+            if succ["id"] not in best:  # scored on its own words first, as its own candidate would be
+                best[succ["id"]] = rescore(conn, query, [(succ, 0.0)])[0]
+            rec = best[succ["id"]][0]
+        mine = best.get(rec["id"])
+        best[rec["id"]] = (rec, max(rel, mine[1]), max(cov, mine[2])) if mine else (rec, rel, cov)
+    return list(best.values())
 
 
 def _like(conn, project_id, words, types, include_superseded, reference) -> list[Hit]:
@@ -196,7 +334,8 @@ def _like(conn, project_id, words, types, include_superseded, reference) -> list
     for row in rows:
         rec = dict(row)
         text = (rec["title"] + " " + rec["body"]).lower()
-        pairs.append((rec, float(sum(2 if w in rec["title"].lower() else 1 for w in words if w in text))))
+        found = [w for w in words if w in text]
+        pairs.append((rec, float(sum(2 if w in rec["title"].lower() else 1 for w in found)), len(found) / len(words)))
     return _rank(pairs, "like", reference)
 
 
@@ -232,8 +371,13 @@ def search(
     hits: list[Hit] = []
     if words:
         try:
-            useful = informative(conn, words)
-            hits = _fts(conn, project_id, any_of(useful), types, include_superseded, reference) if useful else []
+            total, counts = document_counts(conn, words)
+            useful = informative(conn, words, counts, total)
+            split = splits(conn, counts)
+            useful += [" ".join(parts) for parts, _ in split.values()]
+            query = relevance.Query({w: split[w][1] if w in split else n for w, n in counts.items()}, total,
+                                    {w: parts for w, (parts, _) in split.items()})
+            hits = _fts(conn, project_id, any_of(useful), query, types, include_superseded, reference) if useful else []
         except sqlite3.DatabaseError:  # no FTS5, or a damaged index (rebuilt on the next write): scan instead
             try:
                 hits = _like(conn, project_id, words, types, include_superseded, reference)

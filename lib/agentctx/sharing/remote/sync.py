@@ -155,7 +155,9 @@ class Sync:
 
     def pull(self, server) -> None:
         cursor = self.remote["cursor"] or 0
-        while not self.out_of_time():
+        first = True
+        while first or not self.out_of_time():  # at least one page: a long push never starves the pull
+            first = False
             changes, new_cursor = client.pull(server, cursor, PULL_PAGE)
             if new_cursor == cursor:
                 return
@@ -181,6 +183,9 @@ class Sync:
             rid = change["record_id"]
             if rid in local and local[rid] is None:
                 continue  # in this store's cold partition: history, left as it is
+            if rules.withheld(change["record"]):  # nothing agentctx would push (written on the server by hand)
+                self.report["skipped"] += 1
+                continue
             self.conn.execute("SAVEPOINT pulled")
             try:
                 changed = self._apply_one(change["record"], local.get(rid), bool(edited.get(rid)))
@@ -207,10 +212,10 @@ class Sync:
         fields = {k: merged[k] for k in rules.CONTENT + rules.RETIREMENT if merged[k] != local[k]}
         if not fields:
             return False
-        if "title" in fields or "body" in fields or "type" in fields:
+        if set(fields) & {"title", "body", "type", "key", "confidence", "source"}:  # checked and redacted as any write
             fields["title"], fields["body"] = records.validate(
                 type=merged["type"], title=merged["title"], body=merged["body"] or "", scope=mine["scope"],
-                confidence=merged["confidence"], source=merged["source"])
+                confidence=merged["confidence"], key=merged["key"], source=merged["source"])
         if "pinned" in fields:
             fields["pinned"] = int(fields["pinned"])
         store.update_synced(self.conn, mine["id"], fields)

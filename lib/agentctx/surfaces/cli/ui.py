@@ -24,7 +24,8 @@ READY_TIMEOUT = 180.0  # the first run may fetch the server's packages from PyPI
 
 
 def server_command(*, port: int | None, project_id: str | None, idle_minutes: float, browser: bool,
-                   ready_file: str | None = None, quiet: bool = False) -> list[str] | None:
+                   ready_file: str | None = None, quiet: bool = False,
+                   watch_pids: list[int] | None = None) -> list[str] | None:
     """The argv running the dashboard server through uv (None when uv cannot be found)."""
     from agentctx.spawn import uv_script
 
@@ -41,7 +42,35 @@ def server_command(*, port: int | None, project_id: str | None, idle_minutes: fl
         argv += ["--ready-file", ready_file]
     if quiet:
         argv.append("--quiet")
+    for pid in watch_pids or []:
+        argv += ["--watch-pid", str(pid)]
     return argv
+
+
+def foreground(argv: list[str]) -> int:
+    """Run the server as a child and return its exit status. A signal that ends this command (Ctrl-C, kill,
+    a closed terminal) is passed on; and the server watches this process (and the ``uv run`` above it), so
+    even ``kill -9`` of ``agentctx ui`` does not leave it running under uv."""
+    import signal
+
+    proc = subprocess.Popen(argv)
+    got: list[int] = []
+
+    def forward(signum, _frame):
+        got.append(signum)
+        if proc.poll() is None:
+            proc.terminate()
+
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), forward)
+    code = proc.wait()
+    return 128 + got[0] if got else code
+
+
+def watched_pids() -> list[int]:
+    """This process, and the ``uv run`` that started it (bin/agentctx execs uv): killing either ends the server."""
+    return [os.getpid(), *([os.getppid()] if os.environ.get("UV_RUN_RECURSION_DEPTH") else [])]
 
 
 def running() -> dict | None:
@@ -85,13 +114,11 @@ def ui(c: Ctx, port, no_browser, detach, idle_minutes):
     """Local dashboard on 127.0.0.1: records, graph, profile, sessions, CLAUDE.md drift."""
     project_id = c.project.id
     if not detach:
-        argv = server_command(port=port, project_id=project_id, idle_minutes=idle_minutes, browser=not no_browser)
+        argv = server_command(port=port, project_id=project_id, idle_minutes=idle_minutes, browser=not no_browser,
+                              watch_pids=watched_pids())
         if argv is None:
             raise click.ClickException("uv not found; install it: https://docs.astral.sh/uv/")
-        try:
-            sys.exit(subprocess.call(argv))
-        except KeyboardInterrupt:
-            sys.exit(130)
+        sys.exit(foreground(argv))
     info = None if port else running()
     if info is None:
         with tempfile.TemporaryDirectory(prefix="agentctx-ui-") as tmp:

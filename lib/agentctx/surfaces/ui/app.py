@@ -191,6 +191,8 @@ def bind(port: int | None) -> socket.socket:
         # Accepted connections inherit it: without it a keep-alive response written in two parts (head,
         # body) waits ~40 ms for the client's delayed ACK (Nagle).
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if os.name != "nt":  # a restart may bind the port its predecessor's connections leave in TIME_WAIT
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (on Windows it would allow stealing it)
         try:
             sock.bind(("127.0.0.1", candidate))
         except OSError as exc:
@@ -211,8 +213,13 @@ def _write_json(path: str, value: dict) -> None:
 
 
 def serve(*, port: int | None = None, idle_seconds: float = IDLE_SECONDS, open_browser: bool = False,
-          project_id: str | None = None, ready_file: str | None = None, quiet: bool = False) -> int:
-    """Run the dashboard until idle; returns the exit status."""
+          project_id: str | None = None, ready_file: str | None = None, quiet: bool = False,
+          watch_pids: list[int] | None = None) -> int:
+    """Run the dashboard until idle, or until a process in ``watch_pids`` is gone (the ``agentctx ui`` that
+    started it in the foreground: killing that must not leave the server running); the exit status."""
+    from agentctx.flight import _alive  # the one "is this process alive" rule
+
+    watch_pids = [p for p in (watch_pids or []) if p > 0]
     import uvicorn
 
     sock = bind(port)
@@ -239,8 +246,8 @@ def serve(*, port: int | None = None, idle_seconds: float = IDLE_SECONDS, open_b
 
             await asyncio.to_thread(webbrowser.open, url)
         while not server.should_exit:
-            await asyncio.sleep(max(0.05, min(30.0, idle_seconds / 4)))
-            if activity.idle_for() >= idle_seconds:
+            await asyncio.sleep(max(0.05, min(1.0 if watch_pids else 30.0, idle_seconds / 4)))
+            if activity.idle_for() >= idle_seconds or not all(_alive(p) for p in watch_pids):
                 server.should_exit = True
 
     async def main():

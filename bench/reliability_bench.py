@@ -1,0 +1,634 @@
+"""Reliability: nothing lost, nothing locked, nothing crashes, nothing secret kept.
+
+    uv run --group dev python bench/reliability_bench.py            # full run (~5 min on 2 cores)
+    uv run --group dev python bench/reliability_bench.py --quick    # smoke run (~1 min), writes reliability-quick.*
+
+1. **Concurrent writers**: N processes adding records, N real hook processes (PostToolUseFailure error stubs,
+   SessionStart and UserPromptSubmit accounting) and consolidation passes, all at once on one store. Counts
+   the records each writer says it wrote against what the store holds (lost), and every "locked" / "busy"
+   error printed by a writer or logged by a hook.
+2. **Fuzzed hook inputs**: >= 5,000 inputs (broken JSON, random bytes, wrong types in every field, huge and
+   odd strings, missing / bad paths, garbage transcripts) through every hook's real fail-open frame
+   (``hookio.run``, which ends with ``os._exit``): each in a forked child of one warm interpreter, stdin
+   from a file, stdout and stderr captured. Counts non-zero exits, tracebacks on stderr and stdout that
+   is neither empty nor a JSON object. A sample also runs as real processes (``sh hooks/launch.sh``).
+3. **kill -9 during consolidation**: the real consolidation pass (through uv, embedding with model2vec when
+   ``AGENTCTX_EMBED_MODEL`` names a model) killed with SIGKILL at random moments, its whole process group;
+   after each kill, ``PRAGMA integrity_check``, the FTS index check, the vector file and the row count.
+4. **Redaction**: recall over the secrets corpus (tests/support/secrets_corpus.py: >= 60 kinds, each in
+   several contexts), false positives on the clean corpus and on real text (this repository's code and
+   docs, ../shared docs and the evaluation conversations), and ``redact()`` time on 100 KB.
+5. **Inputs that used to take minutes**: ``observe.segments`` on 692 KiB of ``VAR=x`` words, PreCompact
+   with 10 MB of custom instructions (a process), and the SessionEnd hook's wall time.
+
+Writes bench/results/reliability.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import random
+import re
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+sys.path[:0] = [ROOT, os.path.join(ROOT, "lib"), BENCH]
+
+from make_store import build as build_store  # noqa: E402
+from make_store import project_dir  # noqa: E402
+
+from tests.support.hooks import hook_env  # noqa: E402
+
+LAUNCH = os.path.join(ROOT, "hooks", "launch.sh")
+SHARED_MODEL = os.path.join(os.path.dirname(ROOT), "shared", "models", "m2v-minilm-l6-256")
+LOCKED = re.compile(r"database is locked|database table is locked|\bbusy\b", re.IGNORECASE)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _count(db: str, sql: str, *args) -> int:
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        return conn.execute(sql, args).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _sound(home: str) -> dict:
+    """integrity_check, the FTS index, the vector file."""
+    from agentctx.store import integrity
+
+    conn = sqlite3.connect(os.path.join(home, "agentctx.db"), timeout=30)
+    try:
+        errors = integrity.integrity_errors(conn)
+        fts = integrity.fts_problem(conn)
+    finally:
+        conn.close()
+    vec = os.path.join(home, "vectors.db")
+    vec_ok = True
+    if os.path.exists(vec):
+        v = sqlite3.connect(vec, timeout=30)
+        try:
+            vec_ok = v.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        except sqlite3.DatabaseError:
+            vec_ok = False
+        finally:
+            v.close()
+    return {"integrity_ok": errors == [], "fts_ok": fts is None, "vectors_ok": vec_ok,
+            "detail": errors[:3] + ([fts] if fts else [])}
+
+
+# -- 1. concurrent writers ------------------------------------------------------------------------------
+
+WRITER = r"""
+import os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[1], "lib"))
+from agentctx.store import db, records
+w, n, pid = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+ok, errors = 0, []
+conn = db.connect()
+for i in range(n):
+    try:
+        records.add(conn, pid, type="discovery", title=f"bench writer {w} record {i}", body="concurrent write " * 8)
+        ok += 1
+    except Exception as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+print(ok)
+for e in errors:
+    print(e, file=sys.stderr)
+"""
+
+
+def concurrency(work: str, *, writers: int, per_writer: int, hooks: int, consolidations: int, model: str | None) -> dict:
+    home = os.path.join(work, "concurrent")
+    build_store(home, 2000, quiet=True)
+    os.environ["AGENTCTX_HOME"] = home
+    from agentctx import project
+
+    repo = project_dir(home)
+    proj = project.detect(repo)
+    env = hook_env(home)
+    env.pop("AGENTCTX_NOW", None)
+    if model:
+        env["AGENTCTX_EMBED_MODEL"] = model
+    python = sys.executable
+    db_path = os.path.join(home, "agentctx.db")
+    before = _count(db_path, "SELECT COUNT(*) FROM records")
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([python, "-c", WRITER, ROOT, str(w), str(per_writer), proj.id], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for w in range(writers)]
+    consol = [subprocess.Popen(["uv", "run", "--quiet", "--script", os.path.join(ROOT, "lib", "agentctx_consolidate.py"),
+                                "--project-id", proj.id, "--session-id", f"bench-{i}", "--cwd", repo, "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+              for i in range(consolidations)]
+
+    def hook(i: int) -> tuple[int, str]:
+        kind = i % 3
+        if kind == 0:
+            name, payload = "post_tool_use", {
+                "session_id": f"bench-hook-{i}", "cwd": repo, "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash", "tool_input": {"command": f"python job_{i}.py"},
+                "error": f"Exit code 1\nTraceback (most recent call last):\nValueError: bench hook failure {i}"}
+        elif kind == 1:
+            name, payload = "session_start", {"session_id": f"bench-hook-{i}", "cwd": repo,
+                                              "hook_event_name": "SessionStart", "source": "startup"}
+        else:
+            name, payload = "user_prompt_submit", {"session_id": f"bench-hook-{i}", "cwd": repo,
+                                                   "hook_event_name": "UserPromptSubmit",
+                                                   "prompt": "why is the ledger webhook flaky in production?"}
+        p = subprocess.run(["sh", LAUNCH, name], input=json.dumps(payload).encode(), capture_output=True,
+                           env=env, timeout=300)
+        return p.returncode, p.stderr.decode(errors="replace")
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        hook_results = list(pool.map(hook, range(hooks)))
+    outputs = [p.communicate(timeout=900) for p in procs]
+    consol_out = [p.communicate(timeout=900) for p in consol]
+    elapsed = time.perf_counter() - t0
+    written = sum(int(out.strip() or 0) for out, _ in outputs)
+    found = _count(db_path, "SELECT COUNT(*) FROM records WHERE title LIKE 'bench writer %'")
+    stubs_expected = len([i for i in range(hooks) if i % 3 == 0])
+    stubs = _count(db_path, "SELECT COUNT(*) FROM records WHERE title LIKE '%bench hook failure%'")
+    starts = _count(db_path, "SELECT COUNT(*) FROM sessions WHERE session_id LIKE 'bench-hook-%' AND injections > 0")
+    starts_expected = len([i for i in range(hooks) if i % 3 != 0])
+    log = ""
+    for path in glob.glob(os.path.join(home, "logs", "agentctx.log*")):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            log += fh.read()
+    locked = (sum(len(LOCKED.findall(err)) for _, err in outputs) + sum(len(LOCKED.findall(err)) for _, err in consol_out)
+              + sum(len(LOCKED.findall(err)) for _, err in hook_results) + len(LOCKED.findall(log)))
+    sound = _sound(home)
+    return {
+        "writers": writers, "records_per_writer": per_writer, "hook_processes": hooks, "consolidation_passes": consolidations,
+        "records_before": before, "seconds": round(elapsed, 1),
+        "records_written": written, "records_found": found, "records_lost": writers * per_writer - found,
+        "writer_errors": sum(len(err.splitlines()) for _, err in outputs),
+        "hook_stubs_expected": stubs_expected, "hook_stubs_found": stubs,
+        "hook_sessions_expected": starts_expected, "hook_sessions_found": starts,
+        "hook_nonzero_exits": sum(1 for rc, _ in hook_results if rc != 0),
+        "consolidation_exit_codes": [p.returncode for p in consol],
+        "locked_errors": locked, **sound,
+    }
+
+
+# -- 2. fuzzed hook inputs -------------------------------------------------------------------------------
+
+def _hooks() -> dict[str, tuple[str, str, str]]:
+    """{script: (event, module, handler)} read from hooks/*.py, so a new hook is fuzzed too."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "hooks", "*.py"))):
+        text = open(path, encoding="utf-8").read()
+        imp = re.search(r"from (agentctx\.[\w.]+) import (on_\w+)", text)
+        run = re.search(r'hookio\.run\("(\w+)"', text)
+        if imp and run:
+            out[os.path.basename(path)[:-3]] = (run.group(1), imp.group(1), imp.group(2))
+    return out
+
+
+ODD_STRINGS = ["", " ", "\x00", "\x00" * 50, "💥" * 1000, "é" * 5000, "\ud800", "\n" * 1000, "'; DROP TABLE records;--",
+               'NEAR("a" b*) AND (x OR', "../" * 50 + "etc/passwd", "/", "/dev/null", "/proc/self/mem", "C:\\Windows",
+               "${HOME}", "$(rm -rf /)", "`id`", "%s%s%s%n", "{0}{n}{}", "<private>", "</agentctx-context>",
+               "password=hunter2hunter2 sk-ant-" + "a" * 40, "x" * 200_000, "ok", "continue", "A=1 " * 5000 + "pytest"]
+ODD_VALUES = [None, True, False, 0, -1, 2 ** 63, 1.5e308, float("nan"), [], {}, [1, "a", None], {"a": {"b": [1]}},
+              ["x"] * 1000]
+
+
+def _base(event: str, ctx: dict) -> dict:
+    common = {"session_id": f"fuzz-{random.randrange(50)}", "cwd": random.choice(ctx["dirs"]),
+              "transcript_path": random.choice(ctx["transcripts"]), "hook_event_name": event}
+    extra = {
+        "SessionStart": {"source": random.choice(["startup", "resume", "clear", "compact", "fork", "weird"])},
+        "UserPromptSubmit": {"prompt": random.choice(ctx["prompts"])},
+        "PostToolUse": {"tool_name": random.choice(["Bash", "Write", "Edit", "MultiEdit", "NotebookEdit", "Read"]),
+                        "tool_input": {"command": random.choice(ctx["commands"]), "file_path": random.choice(ctx["files"]),
+                                       "notebook_path": random.choice(ctx["files"])},
+                        "tool_response": {"stdout": random.choice(ctx["outputs"]), "stderr": random.choice(ctx["outputs"]),
+                                          "filePath": random.choice(ctx["files"]), "success": random.choice([True, False])}},
+        "PreCompact": {"trigger": random.choice(["manual", "auto"]), "custom_instructions": random.choice(ctx["prompts"])},
+        "Stop": {"stop_hook_active": random.choice([True, False]), "last_assistant_message": random.choice(ctx["prompts"])},
+        "SessionEnd": {"reason": random.choice(["clear", "logout", "prompt_input_exit", "other", ""])},
+        "SubagentStart": {"agent_type": random.choice(["Explore", "Plan", "", "x" * 500]), "agent_id": "a1"},
+        "SubagentStop": {"agent_type": "Explore", "agent_id": "a1", "agent_transcript_path": random.choice(ctx["transcripts"]),
+                         "last_assistant_message": random.choice(ctx["prompts"])},
+        "CwdChanged": {"old_cwd": random.choice(ctx["dirs"]), "new_cwd": random.choice(ctx["dirs"])},
+    }.get(event, {})
+    if event == "PostToolUse" and random.random() < 0.5:
+        common["hook_event_name"] = "PostToolUseFailure"
+        extra["error"] = "Exit code 1\n" + random.choice(ctx["outputs"])
+        extra["is_interrupt"] = random.choice([True, False, "yes"])
+    return {**common, **extra}
+
+
+def _mutate(payload: dict) -> bytes:
+    """One fuzzed stdin: a whole-input corruption, or field-level ones."""
+    roll = random.random()
+    text = json.dumps(payload, ensure_ascii=random.random() < 0.5, allow_nan=True)
+    if roll < 0.06:
+        return random.choice([b"", b"null", b"[]", b"42", b'"text"', b"{", b"{\"a\":", text[: random.randrange(len(text))].encode("utf-8", "surrogatepass"),
+                              os.urandom(random.randrange(1, 4096)), b"\xff\xfe" + text.encode("utf-16-le", "surrogatepass"),
+                              b"[" * 100_000 + b"]" * 100_000, ("{" + '"a":{' * 50_000 + "}" * 50_001).encode()])
+    if roll < 0.08:
+        return text.encode("utf-8", "surrogatepass")[: random.randrange(1, len(text) + 1)] + os.urandom(8)
+    fields = list(payload)
+    for _ in range(random.randrange(1, 4)):
+        key = random.choice(fields + ["tool_input", "tool_response", "extra_field"])
+        action = random.random()
+        if action < 0.25:
+            payload.pop(key, None)
+        elif action < 0.5:
+            payload[key] = random.choice(ODD_VALUES)
+        elif action < 0.8:
+            payload[key] = random.choice(ODD_STRINGS)
+        elif isinstance(payload.get(key), dict):
+            inner = payload[key]
+            for k in list(inner) or ["command"]:
+                inner[k] = random.choice(ODD_STRINGS + ODD_VALUES)
+    try:
+        return json.dumps(payload, allow_nan=True).encode("utf-8", errors="surrogatepass")
+    except (TypeError, ValueError):
+        return b"{}"
+
+
+def _fuzz_context(work: str) -> dict:
+    base = os.path.join(work, "fuzz-files")
+    os.makedirs(base, exist_ok=True)
+    repo = os.path.join(base, "repo")
+    os.makedirs(os.path.join(repo, ".git"), exist_ok=True)
+    with open(os.path.join(repo, ".git", "config"), "w") as fh:
+        fh.write('[remote "origin"]\n\turl = git@github.com:acme/fuzz.git\n')
+    not_dir = os.path.join(base, "a-file")
+    open(not_dir, "w").write("x")
+    transcripts = []
+    for name, data in [("valid.jsonl", "".join(json.dumps({"type": "user", "uuid": f"u{i}", "parentUuid": None,
+                                                             "message": {"role": "user", "content": f"We decided {i}."}})
+                                                 + "\n" for i in range(20))),
+                       ("garbage.jsonl", os.urandom(20_000).decode("latin-1")),
+                       ("truncated.jsonl", '{"type": "user", "message": {"role": "user", "content": "hal'),
+                       ("huge-line.jsonl", json.dumps({"type": "user", "message": {"role": "user", "content": "x" * 2_000_000}}))]:
+        path = os.path.join(base, name)
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(data)
+        transcripts.append(path)
+    return {
+        "dirs": [repo, os.path.join(repo, "src"), base, not_dir, "/nonexistent/dir", "", "/"],
+        "transcripts": [*transcripts, "/nonexistent.jsonl", base, "/dev/null", ""],
+        "files": [os.path.join(repo, "src", "app.py"), "relative/file.py", "/etc/hosts", "", "../../x", base],
+        "prompts": ["why is the ledger webhook flaky?", "ok", "", "x" * 100_000, *ODD_STRINGS[:12]],
+        "commands": ["pytest -q", "git commit -m 'fix'", "npm test", "go test ./...", "cargo test", "A=1 " * 20_000 + "pytest",
+                     "git checkout -b feature/x", "gh pr create --title t", "cat .env", *ODD_STRINGS[:10]],
+        "outputs": ["FAILED tests/test_a.py::test_x - AssertionError\n1 failed, 2 passed in 0.1s", "Traceback (most recent "
+                    "call last):\nValueError: boom", "npm ERR! code E404", "panic: runtime error", "ok", "",
+                    "\x1b[31merror\x1b[0m: linker failed", "x" * 300_000, *ODD_STRINGS[:6]],
+    }
+
+
+def fuzz(work: str, *, n: int, process_sample: int, seed: int) -> dict:
+    random.seed(seed)
+    home = os.path.join(work, "fuzz")
+    build_store(home, 300, quiet=True)
+    os.environ["AGENTCTX_HOME"] = home
+    os.environ["AGENTCTX_LLM"] = "0"
+    for name in ("UV", "AGENTCTX_UV", "ANTHROPIC_API_KEY", "CLAUDE_PROJECT_DIR"):
+        os.environ.pop(name, None)
+    saved_path = os.environ.get("PATH", "")
+    os.environ["PATH"] = "/usr/bin:/bin"  # no uv: no thousands of detached workers (each logs that it is missing)
+    hooks = _hooks()
+    import importlib
+
+    from agentctx import hookio
+
+    handlers = {script: (event, getattr(importlib.import_module(mod), fn)) for script, (event, mod, fn) in hooks.items()}
+    ctx = _fuzz_context(work)
+    out_dir = tempfile.mkdtemp(dir=work)
+    results = {"inputs": 0, "nonzero_exits": 0, "tracebacks": 0, "bad_stdout": 0, "by_hook": {}, "examples": []}
+    t0 = time.perf_counter()
+    scripts = sorted(handlers)
+    for i in range(n):
+        script = scripts[i % len(scripts)]
+        event, handler = handlers[script]
+        stdin = _mutate(_base(event, ctx))
+        in_path, out_path, err_path = (os.path.join(out_dir, x) for x in ("in", "out", "err"))
+        with open(in_path, "wb") as fh:
+            fh.write(stdin)
+        pid = os.fork()
+        if pid == 0:  # the child: exactly what a hook process does after its imports
+            try:
+                fd_in = os.open(in_path, os.O_RDONLY)
+                fd_out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                fd_err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(fd_in, 0)
+                os.dup2(fd_out, 1)
+                os.dup2(fd_err, 2)
+                sys.stdin = open(0, closefd=False)
+                hookio.run(event, handler)
+            finally:
+                os._exit(99)  # never reached: hookio.run always exits
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        out = open(out_path, "rb").read()
+        err = open(err_path, "rb").read().decode(errors="replace")
+        results["inputs"] += 1
+        stats = results["by_hook"].setdefault(script, {"inputs": 0, "nonzero": 0, "tracebacks": 0})
+        stats["inputs"] += 1
+        bad_out = False
+        if out.strip():
+            try:
+                bad_out = not isinstance(json.loads(out), dict)
+            except ValueError:
+                bad_out = True
+        if code != 0 or "Traceback" in err or bad_out:
+            stats["nonzero"] += code != 0
+            stats["tracebacks"] += "Traceback" in err
+            results["nonzero_exits"] += code != 0
+            results["tracebacks"] += "Traceback" in err
+            results["bad_stdout"] += bad_out
+            if len(results["examples"]) < 10:
+                results["examples"].append({"hook": script, "code": code, "stderr": err[-500:], "stdin": stdin[:200].decode(errors="replace")})
+    results["seconds_in_process"] = round(time.perf_counter() - t0, 1)
+    os.environ["PATH"] = saved_path
+    # A sample as real processes, exactly as Claude Code runs them.
+    env = hook_env(home)
+    env["PATH"] = "/usr/bin:/bin:" + os.path.dirname(_uv())
+    proc_stats = {"inputs": 0, "nonzero_exits": 0, "tracebacks": 0, "bad_stdout": 0}
+    for i in range(process_sample):
+        script = scripts[i % len(scripts)]
+        stdin = _mutate(_base(handlers[script][0], ctx))
+        p = subprocess.run(["sh", LAUNCH, script], input=stdin, capture_output=True, env=env, timeout=300)
+        proc_stats["inputs"] += 1
+        proc_stats["nonzero_exits"] += p.returncode != 0
+        proc_stats["tracebacks"] += b"Traceback" in p.stderr
+        if p.stdout.strip():
+            try:
+                proc_stats["bad_stdout"] += not isinstance(json.loads(p.stdout), dict)
+            except ValueError:
+                proc_stats["bad_stdout"] += 1
+    results["processes"] = proc_stats
+    log = ""
+    for path in glob.glob(os.path.join(home, "logs", "agentctx.log*")):
+        log += open(path, encoding="utf-8", errors="replace").read()
+    results["log_lines"] = len(log.splitlines())
+    results.update(_sound(home))
+    return results
+
+
+def _uv() -> str:
+    import shutil
+
+    return shutil.which("uv") or os.path.expanduser("~/.local/bin/uv")
+
+
+# -- 3. kill -9 during consolidation -----------------------------------------------------------------------
+
+def kill_consolidation(work: str, *, kills: int, records: int, model: str | None, seed: int) -> dict:
+    random.seed(seed)
+    home = os.path.join(work, "kill")
+    build_store(home, records, quiet=True)
+    os.environ["AGENTCTX_HOME"] = home
+    from agentctx import project
+
+    repo = project_dir(home)
+    proj = project.detect(repo)
+    env = hook_env(home)
+    if model:
+        env["AGENTCTX_EMBED_MODEL"] = model
+    db_path = os.path.join(home, "agentctx.db")
+    total = lambda: _count(db_path, "SELECT (SELECT COUNT(*) FROM records) + (SELECT COUNT(*) FROM records_archive)")  # noqa: E731
+    rows_before = total()
+    argv = [_uv(), "run", "--quiet", "--script", os.path.join(ROOT, "lib", "agentctx_consolidate.py"), "--project-id",
+            proj.id, "--session-id", "bench-kill", "--cwd", repo, "--time-budget", "600"]
+    trials = []
+    for _ in range(kills):
+        delay = random.uniform(0.3, 6.0)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        time.sleep(delay)
+        finished = p.poll() is not None
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # uv and the Python it runs: the whole group
+        except ProcessLookupError:
+            pass
+        p.wait()
+        state = _sound(home)
+        trials.append({"after_s": round(delay, 2), "finished_before_kill": finished, **state,
+                       "rows": total()})
+    done = subprocess.run(argv + ["--json"], capture_output=True, text=True, env=env, timeout=1800)
+    final = _sound(home)
+    return {"records": records, "kills": kills, "model": model, "rows_before": rows_before,
+            "trials_sound": sum(1 for t in trials if t["integrity_ok"] and t["fts_ok"] and t["vectors_ok"]),
+            "trials_rows_kept": sum(1 for t in trials if t["rows"] == rows_before),
+            "final_pass_exit": done.returncode, "final": final, "trials": trials}
+
+
+# -- 4. redaction -----------------------------------------------------------------------------------------
+
+def _texts_of(value, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _texts_of(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _texts_of(v, out)
+
+
+def redaction(runs: int) -> dict:
+    from agentctx import redact
+    from tests.support.secrets_corpus import clean_texts, in_contexts, secret_samples
+
+    samples = secret_samples()
+    total = leaked = labelled = 0
+    for s in samples:
+        for text in in_contexts(s):
+            total += 1
+            out = redact.redact(text)
+            mid = len(s.secret) // 4
+            if s.secret in out or (len(s.secret) >= 16 and s.secret[mid:mid + 12] in out):
+                leaked += 1
+        if s.label == "private" or f"[REDACTED:{s.label}]" in redact.redact(s.text):
+            labelled += 1
+    clean = clean_texts()
+    clean_lines = sum(len(t.splitlines()) for t in clean.values())
+    clean_changed = sum(sum(1 for a, b in zip(t.splitlines(), redact.redact(t).splitlines(), strict=False) if a != b)
+                        for t in clean.values())
+    real: list[str] = []
+    for pattern in ("lib/**/*.py", "bench/*.py", "*.md", "bench/results/*.md", "commands/*.md"):
+        for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
+            if not path.endswith("redact.py"):
+                real.append(open(path, encoding="utf-8", errors="replace").read())
+    shared = os.path.join(os.path.dirname(ROOT), "shared")
+    for path in glob.glob(os.path.join(shared, "docs", "*.md")) + glob.glob(os.path.join(shared, "seeds", "*.txt")):
+        real.append(open(path, encoding="utf-8", errors="replace").read())
+    eval_file = os.path.join(shared, "eval", "locomo-dev.json")
+    if os.path.exists(eval_file):
+        conv: list[str] = []
+        _texts_of(json.load(open(eval_file, encoding="utf-8")), conv)
+        real.append("\n".join(conv))
+    real_lines = real_changed = 0
+    examples = []
+    for text in real:
+        a, b = text.splitlines(), redact.redact(text).splitlines()
+        real_lines += len(a)
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                real_changed += 1
+                if len(examples) < 8:
+                    examples.append(x.strip()[:120])
+    speed = {}
+    code = (open(os.path.join(ROOT, "lib", "agentctx", "surfaces", "mcp_tools.py"), encoding="utf-8").read() * 10)[:100_000]
+    prose = ("\n".join(real[-1:]) * 2)[:100_000] if real else code
+    dense = ("\n".join(s.text for s in samples) * 30)[:100_000]
+    redact.redact("warm up")
+    for name, text in (("code", code), ("prose", prose), ("secrets_dense", dense)):
+        times = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            redact.redact(text)
+            times.append((time.perf_counter() - t) * 1000)
+        speed[name] = {"chars": len(text), "median_ms": round(statistics.median(times), 2),
+                       "p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))], 2)}
+    return {"kinds": len({s.kind for s in samples}), "rules": len(redact.RULES), "labels": len(redact.labels()),
+            "secrets_in_contexts": total, "leaked": leaked, "recall": round((total - leaked) / total, 4),
+            "kinds_with_their_own_label": labelled,
+            "clean_corpus": {"texts": len(clean), "lines": clean_lines, "lines_changed": clean_changed},
+            "real_text": {"lines": real_lines, "lines_changed": real_changed,
+                          "false_positive_rate": round(real_changed / max(real_lines, 1), 5), "examples": examples},
+            "speed_100kb": speed}
+
+
+# -- 5. inputs that used to take minutes ------------------------------------------------------------------
+
+def pathological(work: str, runs: int) -> dict:
+    from agentctx.capture import observe
+
+    command = "A=1 " * (692 * 1024 // 4) + "pytest"
+    t = time.perf_counter()
+    observe.segments(command)
+    segments_s = time.perf_counter() - t
+    home = os.path.join(work, "patho")
+    os.makedirs(os.path.join(home, "repo", ".git"), exist_ok=True)
+    repo = os.path.join(home, "repo")
+    env = hook_env(os.path.join(home, "data"))
+    focus = "Keep the payment flow; never log secrets. " * (10 * 1024 * 1024 // 42)
+    payload = json.dumps({"session_id": "p1", "cwd": repo, "hook_event_name": "PreCompact", "trigger": "manual",
+                          "custom_instructions": focus, "transcript_path": "/nonexistent.jsonl"}).encode()
+    subprocess.run(["sh", LAUNCH, "pre_compact"], input=payload, capture_output=True, env=env, timeout=300)  # warm-up
+    t = time.perf_counter()
+    p = subprocess.run(["sh", LAUNCH, "pre_compact"], input=payload, capture_output=True, env=env, timeout=300)
+    compact_s = time.perf_counter() - t
+    end = json.dumps({"session_id": "p2", "cwd": repo, "hook_event_name": "SessionEnd", "reason": "other"}).encode()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(["sh", LAUNCH, "session_end"], input=end, capture_output=True, env=env, timeout=60)
+        times.append((time.perf_counter() - t) * 1000)
+    return {"segments_692KiB_s": round(segments_s, 3), "pre_compact_10MB_s": round(compact_s, 2),
+            "pre_compact_exit": p.returncode, "session_end_hook_ms": {
+                "median": round(statistics.median(times), 1), "p95": round(sorted(times)[int(0.95 * (len(times) - 1))], 1),
+                "max": round(max(times), 1), "runs": runs}}
+
+
+# -- report ----------------------------------------------------------------------------------------------
+
+def markdown(r: dict) -> str:
+    c, f, k, x, p = r["concurrency"], r["fuzz"], r["kill"], r["redaction"], r["pathological"]
+    lines = [
+        "# Reliability benchmark", "",
+        f"Measured {r['when']} on {r['machine']}. Command: `{r['command']}`.", "",
+        "| what | result |", "|---|---|",
+        f"| concurrent writers: {c['writers']} record writers x {c['records_per_writer']}, {c['hook_processes']} hook "
+        f"processes, {c['consolidation_passes']} consolidation passes, at once ({c['seconds']} s) | "
+        f"{c['records_lost']} records lost, {c['hook_stubs_expected'] - c['hook_stubs_found']} hook observations lost, "
+        f"{c['hook_sessions_expected'] - c['hook_sessions_found']} injections unaccounted, {c['locked_errors']} "
+        f"\"locked\"/\"busy\" errors, integrity {'ok' if c['integrity_ok'] and c['fts_ok'] else 'FAILED'} |",
+        f"| fuzzed hook inputs through the real fail-open frame ({f['inputs']:,} in forked children, "
+        f"{len(f['by_hook'])} hooks, {f['seconds_in_process']} s) | {f['nonzero_exits']} non-zero exits, "
+        f"{f['tracebacks']} tracebacks, {f['bad_stdout']} invalid outputs |",
+        f"| ... and as real processes (`sh hooks/launch.sh`, {f['processes']['inputs']}) | "
+        f"{f['processes']['nonzero_exits']} non-zero exits, {f['processes']['tracebacks']} tracebacks, "
+        f"{f['processes']['bad_stdout']} invalid outputs |",
+        f"| kill -9 during consolidation ({k['kills']} kills at random moments, {k['records']:,} records"
+        f"{', embedding' if k['model'] else ''}) | integrity, FTS and vectors sound after {k['trials_sound']} of "
+        f"{k['kills']}; rows kept after {k['trials_rows_kept']} of {k['kills']}; next full pass exit "
+        f"{k['final_pass_exit']} |",
+        f"| redaction recall ({x['kinds']} kinds, {x['secrets_in_contexts']} secrets in context, {x['rules']} rules) | "
+        f"{x['recall']:.1%} ({x['leaked']} leaked); {x['kinds_with_their_own_label']} of {x['kinds']} kinds get "
+        "their rule's own label |",
+        f"| redaction false positives: clean corpus ({x['clean_corpus']['lines']:,} lines: hashes, UUIDs, base64 "
+        f"images, lockfiles, code, logs, prose) | {x['clean_corpus']['lines_changed']} lines changed |",
+        f"| redaction false positives: real text ({x['real_text']['lines']:,} lines: this repository, ../shared docs, "
+        f"eval conversations) | {x['real_text']['lines_changed']} lines changed "
+        f"({x['real_text']['false_positive_rate']:.3%}) |",
+        "| `redact()` on 100 KB: code / prose / dense with secrets | " + " / ".join(
+            f"{v['median_ms']} ms" for v in x["speed_100kb"].values()) + " median |",
+        f"| `observe.segments` on 692 KiB of `VAR=x` words | {p['segments_692KiB_s']} s |",
+        f"| PreCompact with 10 MB of custom instructions (whole process) | {p['pre_compact_10MB_s']} s |",
+        f"| SessionEnd hook wall time ({p['session_end_hook_ms']['runs']} runs) | "
+        f"{p['session_end_hook_ms']['median']} ms median, {p['session_end_hook_ms']['p95']} p95 |",
+        "", "Examples of real-text lines redaction changed:", "",
+        *[f"- `{e}`" for e in x["real_text"]["examples"]],
+    ]
+    if f["examples"]:
+        lines += ["", "Fuzz failures:", "", *[f"- {e['hook']} exit {e['code']}: {e['stderr'][-200:]!r}" for e in f["examples"]]]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller run; writes reliability-quick.*")
+    ap.add_argument("--fuzz", type=int, default=None, help="fuzzed inputs (default 6000; quick 700)")
+    ap.add_argument("--writers", type=int, default=None, help="record-writer processes (default 6; quick 3)")
+    ap.add_argument("--kills", type=int, default=None, help="kill -9 trials (default 12; quick 3)")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--out", default=os.path.join(BENCH, "results"))
+    args = ap.parse_args()
+    quick = args.quick
+    model = os.environ.get("AGENTCTX_EMBED_MODEL") or (SHARED_MODEL if os.path.isdir(SHARED_MODEL) else None)
+    result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+              f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
+              "command": "uv run --group dev python bench/reliability_bench.py" + (" --quick" if quick else "")}
+    with tempfile.TemporaryDirectory(prefix="agentctx-reliability-") as work:
+        print("redaction ...", flush=True)
+        result["redaction"] = redaction(runs=10 if quick else 30)
+        print("pathological inputs ...", flush=True)
+        result["pathological"] = pathological(work, runs=5 if quick else 20)
+        print("concurrent writers ...", flush=True)
+        result["concurrency"] = concurrency(work, writers=args.writers or (3 if quick else 6),
+                                            per_writer=100 if quick else 300, hooks=30 if quick else 120,
+                                            consolidations=1 if quick else 2, model=model)
+        print("kill -9 during consolidation ...", flush=True)
+        result["kill"] = kill_consolidation(work, kills=args.kills or (3 if quick else 12),
+                                            records=2000 if quick else 10_000, model=model, seed=args.seed)
+        print("fuzzing the hooks ...", flush=True)
+        result["fuzz"] = fuzz(work, n=args.fuzz or (700 if quick else 6000), process_sample=30 if quick else 300,
+                              seed=args.seed)
+    name = "reliability-quick" if quick else "reliability"
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"{name}.json"), "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=1, ensure_ascii=False)
+    with open(os.path.join(args.out, f"{name}.md"), "w", encoding="utf-8") as fh:
+        fh.write(markdown(result))
+    print(markdown(result))
+    ok = (result["concurrency"]["records_lost"] == 0 and result["concurrency"]["locked_errors"] == 0
+          and result["fuzz"]["nonzero_exits"] == 0 and result["fuzz"]["tracebacks"] == 0
+          and result["kill"]["trials_sound"] == result["kill"]["kills"] and result["redaction"]["leaked"] == 0)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "reliability"
+    sys.exit(main())

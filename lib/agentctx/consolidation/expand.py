@@ -1,0 +1,103 @@
+"""Retrieval expansion, a consolidation step: what a record means but does not spell out.
+
+For every current record whose expansion is pending (new, edited, or its session changed), in batches:
+
+* ``terms`` (indexed by FTS5 at half a body word's weight): the spellings its text implies
+  (``lexicon.variants``: "de-stress" → "destress", "TestTransferConcurrent" → "test transfer
+  concurrent") and, when the embedding model is loaded, the nearest words of the model's vocabulary to
+  each of its common-noun content words (at most NEIGHBOURS_PER_WORD each, cosine ≥ MIN_SIMILARITY,
+  MAX_NEIGHBOUR_TERMS a record): "camping" brings "tents" and "hiking", "stress" brings "anxiety". The
+  hot path then matches a prompt's other words without loading a model.
+* ``context``: the word stems of its neighbours in its session (the records just before and after),
+  CONTEXT_WORDS of each at most, which the second ranking stage (``relevance``) reads: an answer
+  recorded right after the question that names its topic is found by that topic. The previous record's
+  context is refreshed too, since this record is its new next neighbour.
+
+Only records unchanged since they were read are written (``store.expansion_queue``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentctx import lexicon
+from agentctx.store import expansion_queue
+from agentctx.store.search import STOPWORDS
+
+BATCH = 256
+CONTEXT_WORDS = 32
+NEIGHBOURS_PER_WORD = 2
+MIN_SIMILARITY = 0.6
+MAX_NEIGHBOUR_TERMS = 24
+_LOWER_WORD = re.compile(r"(?<![\w-])[a-z]{4,}(?![\w-])")  # a word written in lowercase: not a name
+
+
+def context_of(*neighbours: dict | None) -> str:
+    """Distinct content-word stems of the neighbours' titles and bodies, CONTEXT_WORDS of each at most."""
+    out: dict[str, None] = {}
+    for rec in neighbours:
+        if not rec:
+            continue
+        taken = 0
+        for tok in lexicon.tokens(f"{rec['title']}\n{rec['body']}"):
+            if tok in STOPWORDS or len(tok) < 2:
+                continue
+            stem = lexicon.stem(tok)
+            if stem not in out:
+                out[stem] = None
+                taken += 1
+                if taken >= CONTEXT_WORDS:
+                    break
+    return " ".join(out)
+
+
+def content_words(text: str) -> list[str]:
+    """The record's common-noun-like words: lowercase where written, 4+ letters, not stop words."""
+    return [w for w in dict.fromkeys(_LOWER_WORD.findall(text)) if w not in STOPWORDS]
+
+
+def terms_of(text: str, similar: dict[str, list[str]]) -> str:
+    """``lexicon.variants`` of ``text`` plus the vocabulary neighbours of its content words that it does
+    not already hold (by stem)."""
+    out = dict.fromkeys(lexicon.variants(text))
+    have = {lexicon.stem(t) for t in lexicon.tokens(text)}
+    added = 0
+    for word in content_words(text):
+        for near in similar.get(word, ()):
+            stem = lexicon.stem(near)
+            if stem in have or near in STOPWORDS or added >= MAX_NEIGHBOUR_TERMS:
+                continue
+            have.add(stem)
+            out[near] = None
+            added += 1
+    return " ".join(out)
+
+
+def run(conn, *, embedder=None, out_of_time=lambda: False, dry_run: bool = False) -> dict:
+    """Expand every pending current record (all projects); the step's report."""
+    info: dict = {"pending": expansion_queue.count(conn), "expanded": 0,
+                  "vocabulary_neighbours": embedder is not None}
+    if dry_run:
+        return info
+    last = 0
+    while not out_of_time():
+        rows = expansion_queue.batch(conn, last, BATCH)
+        if not rows:
+            break
+        last = rows[-1]["seq"]
+        texts = [f"{r['title']}\n{r['body']}" for r in rows]
+        similar: dict[str, list[str]] = {}
+        if embedder is not None:
+            words = [w for t in texts for w in content_words(t)]
+            similar = embedder.similar_words(words, per_word=NEIGHBOURS_PER_WORD, min_similarity=MIN_SIMILARITY)
+        writes, contexts = [], []
+        batch_seqs = {r["seq"] for r in rows}
+        for rec, text in zip(rows, texts, strict=True):
+            before, after = expansion_queue.neighbours(conn, rec)
+            writes.append((rec["seq"], terms_of(text, similar), context_of(before, after), rec["updated_at"]))
+            if before and before["seq"] not in batch_seqs and not before["expand_pending"]:
+                prev_before, _ = expansion_queue.neighbours(conn, {**before, "session_id": rec["session_id"],
+                                                                   "project_id": rec["project_id"]})
+                contexts.append((before["seq"], context_of(prev_before, rec), before["updated_at"]))
+        info["expanded"] += expansion_queue.write(conn, writes, contexts)
+    return info
