@@ -114,6 +114,16 @@ for e in errors:
 """
 
 
+def _letters(n: int) -> str:
+    """A distinct word per number, with no digits (error signatures normalize numbers away)."""
+    word = ""
+    while True:
+        n, r = divmod(n, 26)
+        word = "abcdefghijklmnopqrstuvwxyz"[r] + word
+        if n == 0:
+            return "q" + word
+
+
 def concurrency(work: str, *, writers: int, per_writer: int, hooks: int, consolidations: int, model: str | None) -> dict:
     home = os.path.join(work, "concurrent")
     build_store(home, 2000, quiet=True)
@@ -143,7 +153,7 @@ def concurrency(work: str, *, writers: int, per_writer: int, hooks: int, consoli
             name, payload = "post_tool_use", {
                 "session_id": f"bench-hook-{i}", "cwd": repo, "hook_event_name": "PostToolUseFailure",
                 "tool_name": "Bash", "tool_input": {"command": f"python job_{i}.py"},
-                "error": f"Exit code 1\nTraceback (most recent call last):\nValueError: bench hook failure {i}"}
+                "error": f"Exit code 1\nTraceback (most recent call last):\nValueError: bench hook failure {_letters(i)}"}
         elif kind == 1:
             name, payload = "session_start", {"session_id": f"bench-hook-{i}", "cwd": repo,
                                               "hook_event_name": "SessionStart", "source": "startup"}
@@ -468,7 +478,7 @@ def redaction(runs: int) -> dict:
     real: list[str] = []
     for pattern in ("lib/**/*.py", "bench/*.py", "*.md", "bench/results/*.md", "commands/*.md"):
         for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
-            if not path.endswith("redact.py"):
+            if not path.endswith("redact.py") and not os.path.basename(path).startswith("reliability"):
                 real.append(open(path, encoding="utf-8", errors="replace").read())
     shared = os.path.join(os.path.dirname(ROOT), "shared")
     for path in glob.glob(os.path.join(shared, "docs", "*.md")) + glob.glob(os.path.join(shared, "seeds", "*.txt")):

@@ -4,6 +4,7 @@ UserPromptSubmit would erase the user's prompt, and from Stop it would keep Clau
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -93,6 +94,27 @@ def test_bad_stdin_never_reaches_the_handler(tmp_path, stdin):
 def test_disabled_means_no_handler_and_no_log(tmp_path):
     proc = run_frame('raise AssertionError("the handler ran")', tmp_path, AGENTCTX_DISABLE="1")
     assert proc.returncode == 0 and proc.stdout == b"" and log_lines(tmp_path) == []
+
+
+def test_stdin_is_read_up_to_16_mib():
+    from agentctx import hookio
+
+    limit = 16 * 1024 * 1024
+    head = b'{"prompt": "'
+    exact = head + b"x" * (limit - len(head) - 2) + b'"}'
+    assert len(exact) == limit
+    assert len(hookio.read_payload(io.BytesIO(exact))["prompt"]) == limit - len(head) - 2
+    with pytest.raises(ValueError, match="larger than"):
+        hookio.read_payload(io.BytesIO(exact[:-2] + b'x"}'))
+
+
+@pytest.mark.parametrize(("stdin", "error"), [(b"  \n ", "empty stdin"), (b"[1]", "not an object"),
+                                              (b'"text"', "not an object")])
+def test_stdin_must_be_one_json_object(stdin, error):
+    from agentctx import hookio
+
+    with pytest.raises(ValueError, match=error):
+        hookio.read_payload(io.BytesIO(stdin))
 
 
 # ---------------------------------------------------------------- each hook script on its own

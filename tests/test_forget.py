@@ -139,6 +139,16 @@ def test_purge_removes_it_from_every_place_on_disk(placed, home, repo, conn):
         conn.close()
 
 
+def test_a_purge_is_queued_for_team_remotes(placed, home, repo, conn):
+    from agentctx.store import remote
+
+    _, rec, _, _ = placed
+    remote.add(conn, "team", "postgresql://db.example/agentctx")
+    done = cli(home, repo, "purge", rec["id"], "--yes")
+    assert "team remotes: queued for team" in done.stdout
+    assert remote.purges(conn, "team") == [(rec["id"], rec["project_id"])]
+
+
 def test_forget_and_purge_are_scoped_to_the_project(placed, home, repo, tmp_path):
     _, rec, _, _ = placed
     other = make_repo(tmp_path / "other", remote="https://github.com/acme/other.git")

@@ -86,6 +86,7 @@ def test_hashes_uuids_images_and_integrity_strings_are_in_the_clean_corpus():
     "password: ********", "token: null", "self.api_key = api_key", "docker login --password-stdin",
     "mysql -u root -p", 'curl -u "$USER:$TOKEN" https://ci.example.com', "export PWD=/home/jane/src",
     "Password: must be at least 12 characters", "password_min_length = 12", "TOKEN_HEADER = 'x-request-token'",
+    "schema.add_member(conn, role, password=pw)", "login(user, token=tok, secret=secret_value)",
 ])
 def test_references_and_placeholders_are_not_secrets(text):
     assert R.redact(text) == text

@@ -11,7 +11,8 @@
   process cannot load the extension), the digest cache and ranking that carried it, lines naming it
   in the anchor backups, the daily logs, the notices and the log files, and its block in the team file
   ``.agentctx/context.md`` (teammates' stores retire it when they pull that change; their copies and
-  git history are theirs to rewrite).
+  git history are theirs to rewrite). With team remotes configured (``agentctx remote``) the purge is
+  also queued for each: gone from the server, and from teammates' stores, at the next syncs.
 
 Both are scoped to one project: only that project's records (a global preference counts as its
 recording project's). The file scrubbing is ``rescan``'s (issue 11), with a cleaner that drops the
@@ -101,9 +102,15 @@ def purge(conn: sqlite3.Connection, project_id: str, ref: str, *, dry_run: bool 
     except (DriftError, OSError, ValueError) as exc:
         report["team_file"] = None
         report["team_file_error"] = str(exc)
+    from agentctx.store import remote as remote_store
+
+    report["remotes"] = [r["name"] for r in remote_store.every(conn)]  # team servers: gone there at the next sync
     if dry_run:
         report["store"] = {"rows": 1}
     else:
+        with db.transaction(conn):  # queued first: a crash before the delete still purges everywhere
+            remote_store.queue_purge(conn, rec["id"], project_id)
+            remote_store.drop_queued(conn, rec["id"])
         report["store"] = store_purge.delete(conn, rec["id"], project_id)
     report["quoted"] = scrub.scrub(conn, _value_cleaner(marks), dry_run=dry_run,
                                    tables=("anchors", "sessions", "drift"))

@@ -161,6 +161,9 @@ def _assignment(m: re.Match[str]) -> tuple[int, int] | None:
     if kind == "bare":
         if re.match(_IDENT, value) and any(re.fullmatch(_KEYWORD, p, re.IGNORECASE) for p in re.split(_WORDS, value)):
             return None  # another variable: password=db_password, token=authToken
+        after = m.string[span[1]:span[1] + 1]
+        if re.match(_IDENT, value) and (after in (",", ")") or m.string[span[0]:span[1]].endswith(")")):
+            return None  # a keyword argument in code: connect(user, password=pw)
         sep = m.group("sep")
         spaced = sep.startswith((" ", "\t")) or sep.endswith((" ", "\t"))
         if spaced and "=" in sep and re.fullmatch(r"[a-z_]+", value):

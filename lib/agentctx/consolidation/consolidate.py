@@ -110,11 +110,11 @@ class Pass:
             with db.transaction(self.conn):  # records first: a crash before the reset repeats it
                 embedding_queue.reset(self.conn)
             self.store.reset(emb.tag, emb.dim)
-        names = {r[0]: r[1] for r in self.conn.execute("SELECT id, name FROM projects")}
         info["pending"] = embedding_queue.count(self.conn, emb.tag)
         if self.dry_run:
             return
-        from agentctx.consolidation.embeddings import text_for
+        from agentctx.consolidation.embeddings import encode_records
+        from agentctx.store import expansion_queue
         from agentctx.store.vectors import to_blob
 
         t0 = time.monotonic()
@@ -124,7 +124,7 @@ class Pass:
             if not rows:
                 break
             last_seq = rows[-1]["seq"]
-            vecs = emb.encode([text_for(r, names.get(r["project_id"], "")) for r in rows])
+            vecs = encode_records(emb, rows, [expansion_queue.neighbours(self.conn, r) for r in rows])
             self.store.upsert([(r["id"], r["project_id"], r["type"], to_blob(v)) for r, v in zip(rows, vecs, strict=True)])
             with db.transaction(self.conn):  # only records unchanged since they were read
                 embedding_queue.mark_done(self.conn, emb.tag, rows)

@@ -2,8 +2,8 @@
 
 The model is ``AGENTCTX_EMBED_MODEL`` (a local model2vec folder or a Hugging Face id), else
 ``DEFAULT_MODEL``, downloaded once into ``<data dir>/models`` with a one-line notice and used
-offline afterwards. Each record is embedded as ``[type] [date] [project] title + body`` (hybrid
-search seed, §4), so type, time and project separate otherwise similar texts.
+offline afterwards. Each record is embedded as ``[type] title + body`` with a share of its session
+neighbours (``encode_records``); queries are embedded with idf-weighted words (``encode_query``).
 """
 
 from __future__ import annotations
@@ -100,6 +100,7 @@ class Embedder:
         self.name = name
         self.dim = int(self._model.dim)
         self._vocab = None  # (words, word -> row, unit matrix) of whole-word tokens, built on first use
+        self._float_table = None
 
     @property
     def tag(self) -> str:
@@ -114,30 +115,45 @@ class Embedder:
         norms[norms == 0] = 1.0
         return vecs / norms
 
-    def token_ids(self, texts: list[str]) -> list[list[int]]:
-        """The model's token ids of each text (what ``encode`` averages)."""
-        return self._model.tokenize(list(texts))
+    def encode_query(self, text: str, word_weight) -> object:
+        """The unit vector of a search query as the ``word_weight(word)``-weighted mean of its token vectors
+        (each token takes the weight of the word it is part of; a model2vec vector is the plain mean).
+        With idf weights, words every record of a project shares (a speaker's name, the project's name)
+        and stop words stop dominating a short question. The plain vector when no word weighs anything."""
+        import re
 
-    def encode_weighted(self, texts: list[str], weight) -> object:
-        """Unit vectors of ``texts`` as the ``weight(token id)``-weighted mean of their token vectors (a
-        model2vec vector is the plain mean): with idf weights, words every record of a project shares (a
-        speaker's name, the project's name) stop dominating a short text."""
         import numpy as np
 
         model = self._model
-        table = np.asarray(model.embedding, dtype=np.float32)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, ids in enumerate(self.token_ids(texts)):
-            if not ids:
+        enc = model.tokenizer.encode(text, add_special_tokens=False)
+        spans = [(m.start(), m.end(), m.group(0).lower()) for m in re.finditer(r"\w+", text)]
+        cache: dict[str, float] = {}
+        ids, weights, j = [], [], 0
+        for tok, (start, _) in zip(enc.ids, enc.offsets, strict=True):
+            if tok == model.unk_token_id:
                 continue
-            rows = [model.token_mapping[t] for t in ids] if model.token_mapping is not None else ids
-            w = np.array([weight(t) for t in ids], dtype=np.float32)
-            if model.weights is not None:
-                w = w * np.asarray(model.weights, dtype=np.float32)[ids]
-            out[i] = (table[rows] * w[:, None]).sum(axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return out / norms
+            while j < len(spans) and spans[j][1] <= start:
+                j += 1
+            word = spans[j][2] if j < len(spans) and spans[j][0] <= start else None
+            if word is not None and word not in cache:
+                cache[word] = float(word_weight(word))
+            ids.append(tok)
+            weights.append(cache.get(word, 0.0) if word is not None else 0.0)
+        w = np.asarray(weights, dtype=np.float32)
+        if not ids or not w.any():
+            return self.encode([text])[0]
+        rows = [model.token_mapping[t] for t in ids] if model.token_mapping is not None else ids
+        vec = (self._table()[rows] * w[:, None]).sum(axis=0)
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm else self.encode([text])[0]
+
+    def _table(self):
+        """The token vectors as float32 (converted once: the model may store float16)."""
+        import numpy as np
+
+        if self._float_table is None:
+            self._float_table = np.asarray(self._model.embedding, dtype=np.float32)
+        return self._float_table
 
     def similar_words(self, words: list[str], *, per_word: int, min_similarity: float) -> dict[str, list[str]]:
         """For each word that is one whole token of the model's vocabulary, its nearest other whole words
@@ -146,7 +162,7 @@ class Embedder:
 
         if self._vocab is None:
             model = self._model
-            table = np.asarray(model.embedding, dtype=np.float32)
+            table = self._table()
             keep = [i for i, t in enumerate(model.tokens) if len(t) >= 3 and t.isalpha() and t.islower()]
             rows = [model.token_mapping[i] for i in keep] if model.token_mapping is not None else keep
             mat = table[rows]
@@ -174,8 +190,30 @@ def load(name: str | None = None, *, download: bool = True) -> Embedder:
     return Embedder(folder, label)
 
 
-def text_for(rec: dict, project_name: str) -> str:
-    """``[type] [date] [project] title + body``: the text a record is embedded as."""
-    date = (rec.get("valid_from") or rec.get("recorded_at") or "")[:10]
+def text_for(rec: dict, project_name: str = "") -> str:
+    """``[type] title + body``: the text a record is embedded as. (The project and the date were left out:
+    the same in every record of a project, or noise to a model of meaning, they only blurred the vectors.)"""
     body = (rec.get("body") or "")[:BODY_CHARS]
-    return f"[{rec['type']}] [{date}] [{project_name}] {rec['title']}\n{body}".strip()
+    return f"[{rec['type']}] {rec['title']}\n{body}".strip()
+
+
+CONTEXT_SHARE = 0.15  # each session neighbour's share in a record's vector
+
+
+def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[dict | None, dict | None]]):
+    """Unit vectors of records embedded with their context: own text plus CONTEXT_SHARE of each neighbour
+    in its session (the records just before and after), so a turn that answers a question recorded
+    just before it carries some of that question's meaning."""
+    import numpy as np
+
+    side = [n for pair in neighbours for n in pair if n]
+    vecs = embedder.encode([text_for(r) for r in recs] + [text_for(n) for n in side])
+    own, rest = vecs[: len(recs)], iter(vecs[len(recs):])
+    out = own.copy()
+    for i, pair in enumerate(neighbours):
+        for n in pair:
+            if n:
+                out[i] += CONTEXT_SHARE * next(rest)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return out / norms

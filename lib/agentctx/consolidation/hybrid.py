@@ -1,22 +1,35 @@
-"""Hybrid retrieval: reciprocal rank fusion (RRF) of the FTS5 ranking and the vector ranking.
+"""Hybrid retrieval: the hot path's ranking fused with vector similarity, where a model may be loaded.
 
-Used where a model may be loaded (the MCP server, the consolidation pass, the evaluation);
-the UserPromptSubmit hook stays on FTS5 alone. Only current records come back: vector hits
-are re-read from the store and dropped when superseded or archived, so fusion never brings a
-stale record back.
+``search_records`` is the one hybrid ranking: ``ctx_search`` (MCP) and the dashboard's search both call
+it (through ``Loader``, which loads the model once). Candidates come from both sides: the FTS5 ranking
+(``store.search``, with its second stage) and the nearest vectors of the project. Each candidate's
+score is its lexical relevance over the best candidate's, plus VECTOR_WEIGHT × its cosine similarity
+rescaled between the weakest and the best vector candidate; then the standing rules (type, bounded age,
+confidence; pinned first) apply as on the hot path. VECTOR_WEIGHT was chosen on the LoCoMo dev split
+(bench/eval). Queries are embedded with idf-weighted words (``embeddings.encode_query``), so the words
+every record shares (a name) stop dominating a short question. Only current records come back: vector
+hits are re-read from the store and dropped when superseded or archived.
+
+``rrf`` (reciprocal rank fusion) stays for the digest ranking of the consolidation pass.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
+import time
 from collections.abc import Iterable
 
+from agentctx import relevance
 from agentctx.store import records, search
 
 RRF_K = 60
 FTS_WEIGHT = 1.0
-VECTOR_WEIGHT = 1.0
-OVERFETCH = 4  # each ranking is read this many times deeper than the answer (hybrid search seed)
+VECTOR_WEIGHT = 1.0  # the digest ranking's RRF weight of the vector ranking
+CANDIDATES = 40  # read from each side
+FUSED_VECTOR_WEIGHT = 0.5  # search_records: weight of the rescaled cosine against lexical relevance (dev split)
+RECHECK_S = 300  # Loader: how often to look for vectors again while there are none
 
 
 def rrf(rankings: list[tuple[list[str], float]], k: int = RRF_K) -> list[str]:
@@ -29,34 +42,100 @@ def rrf(rankings: list[tuple[list[str], float]], k: int = RRF_K) -> list[str]:
     return sorted(scores, key=lambda r: (-scores[r], order[r]))
 
 
-def _current(conn: sqlite3.Connection, project_id: str, rec_ids: list[str], types: list[str]) -> dict[str, dict]:
-    rows = records.current(conn, project_id, include_global=True, ids=rec_ids, types=types)
-    return {r["id"]: r for r in rows}
-
-
 def vector_ids(store, embedder, project_id: str, text: str, k: int) -> list[str]:
-    """Record ids of the project nearest to ``text``, best first."""
+    """Record ids of the project nearest to ``text`` (a long text: plain embedding), best first."""
     q = embedder.encode([text])[0]
     return [rid for rid, _ in store.knn(project_id, q, k)]
 
 
-def search_records(conn: sqlite3.Connection, project_id: str, text: str, *, store=None, embedder=None,
-                   limit: int = 10, types: Iterable[str] | None = None) -> list[dict]:
-    """Current records for ``text``, best first: RRF of FTS5 and vectors, or FTS5 alone without a model.
+def query_vector(conn: sqlite3.Connection, embedder, text: str):
+    """``text`` embedded with each word weighted by the square root of its idf in the store (stop words
+    and one-letter words weigh nothing)."""
+    words = search.terms(text)
+    total, counts = search.document_counts(conn, words) if words else (0, {})
+    weights = {w: relevance.idf(n, max(total, 1)) ** 0.5 for w, n in counts.items()}
+    return embedder.encode_query(text, lambda word: weights.get(word, 0.0))
 
-    Pinned records keep coming first, as on the FTS5 path.
-    """
+
+def search_records(conn: sqlite3.Connection, project_id: str, text: str, *, store=None, embedder=None,
+                   limit: int = 10, types: Iterable[str] | None = None,
+                   include_superseded: bool = False) -> list[dict]:
+    """Records for ``text``, best first: the fused ranking, or the hot path's alone without vectors."""
     types = list(types or [])
-    depth = limit * OVERFETCH
-    fts = search.search(conn, project_id, text, limit=depth, types=types)
-    by_id = {h.record["id"]: h.record for h in fts}
-    rankings = [([h.record["id"] for h in fts], FTS_WEIGHT)]
-    if store is not None and embedder is not None:
-        near = vector_ids(store, embedder, project_id, text, depth * 2)
-        current = _current(conn, project_id, near, types)
-        by_id.update(current)
-        rankings.append(([rid for rid in near if rid in current], VECTOR_WEIGHT))
-    fused = rrf(rankings)
-    recs = [by_id[rid] for rid in fused if rid in by_id]
-    recs.sort(key=lambda r: not r.get("pinned"))  # stable: fused order within pinned / unpinned
-    return recs[:limit]
+    depth = max(limit, CANDIDATES)
+    hits = search.search(conn, project_id, text, limit=depth, types=types, include_superseded=include_superseded)
+    if store is None or embedder is None:
+        return [h.record for h in hits[:limit]]
+    q = query_vector(conn, embedder, text)
+    near = dict(store.knn(project_id, q, depth))
+    lexical = {h.record["id"]: h for h in hits}
+    missing = [rid for rid in lexical if rid not in near]
+    if missing:
+        near.update({rid: float(vec @ q) for rid, vec in store.vectors_of(missing).items()})
+    extra = [rid for rid in near if rid not in lexical]
+    found = {r["id"]: r for r in records.current(conn, project_id, include_global=True, ids=extra, types=types)} \
+        if extra else {}
+    if not lexical and not found:
+        return []
+    top_rel = max((h.relevance for h in hits), default=0.0) or 1.0
+    cosines = sorted(near.values())
+    lo, hi = (cosines[0], cosines[-1]) if cosines else (0.0, 1.0)
+    span = (hi - lo) or 1.0
+
+    def fused(rid: str, rel: float) -> float:
+        cos = near.get(rid)
+        closeness = min(1.0, max(0.0, (cos - lo) / span)) if cos is not None else 0.0
+        return rel / top_rel + FUSED_VECTOR_WEIGHT * closeness
+
+    rows = [(h.record, fused(rid, h.relevance), h.coverage) for rid, h in lexical.items()]
+    rows += [(rec, fused(rid, 0.0), 0.0) for rid, rec in found.items()]
+    return [h.record for h in search.rank(rows)[:limit]]
+
+
+class Loader:
+    """(vector store, embedder) for hybrid search in a long-lived process, loaded once; None (FTS5 only)
+    while embeddings are off or no vectors of the configured model exist, looked for again at most every
+    RECHECK_S. Never downloads a model. Thread-safe."""
+
+    def __init__(self):
+        self._pair: tuple | None = None
+        self._checked: float | None = None  # time.monotonic() of the last look; None: never looked
+        self._lock = threading.Lock()
+
+    def get(self) -> tuple | None:
+        with self._lock:
+            if self._pair is not None:
+                return self._pair
+            now = time.monotonic()
+            if self._checked is not None and now - self._checked < RECHECK_S:
+                return None
+            self._checked = now
+            self._pair = _load()
+            return self._pair
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pair is not None:
+                self._pair[0].close()
+            self._pair, self._checked = None, None
+
+
+def _load() -> tuple | None:
+    import logging
+
+    try:
+        from agentctx import config
+        from agentctx.consolidation import embeddings
+        from agentctx.store import vectors
+
+        if not config.load().get("embeddings", True) or not os.path.exists(vectors.path()):
+            return None
+        emb = embeddings.load(download=False)
+        store = vectors.Store(busy_ms=2000)
+        if store.tag() != emb.tag:
+            store.close()
+            return None
+        return store, emb
+    except Exception as exc:  # noqa: BLE001 - no model2vec, no model, damaged file: FTS5 alone
+        logging.getLogger("agentctx.hybrid").info("hybrid search off: %s", exc)
+        return None

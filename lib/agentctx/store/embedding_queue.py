@@ -22,7 +22,7 @@ def count(conn: sqlite3.Connection, model: str) -> int:
 def batch(conn: sqlite3.Connection, model: str, after_seq: int, limit: int) -> list[dict]:
     """The next pending records after ``after_seq``, in ``seq`` order: what embedding needs."""
     return [dict(r) for r in conn.execute(
-        f"SELECT seq, id, project_id, type, title, body, valid_from, recorded_at, updated_at {_PENDING} "
+        f"SELECT seq, id, project_id, session_id, type, title, body, valid_from, recorded_at, updated_at {_PENDING} "
         "AND seq > ? ORDER BY seq LIMIT ?", (model, after_seq, limit))]
 
 

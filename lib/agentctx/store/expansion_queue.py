@@ -32,7 +32,7 @@ def batch(conn: sqlite3.Connection, after_seq: int, limit: int) -> list[dict]:
 def _side(conn: sqlite3.Connection, rec: dict, before: bool) -> dict | None:
     op, order = ("<", "DESC") if before else (">", "ASC")
     row = conn.execute(
-        f"SELECT seq, id, title, body, updated_at, expand_pending FROM records WHERE session_id = ? "
+        f"SELECT seq, id, type, title, body, updated_at, expand_pending FROM records WHERE session_id = ? "
         f"AND project_id = ? AND seq {op} ? ORDER BY seq {order} LIMIT 1",
         (rec["session_id"], rec["project_id"], rec["seq"])).fetchone()
     return dict(row) if row else None

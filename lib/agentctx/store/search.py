@@ -224,6 +224,12 @@ def _rank(rows: Iterable[tuple], rung: str, reference: str) -> list[Hit]:
     return hits
 
 
+def rank(rows: Iterable[tuple], rung: str = "fts") -> list[Hit]:
+    """Hits for (record, relevance[, coverage]) rows, scored now by the standing rules: pinned first,
+    then by final score (what the hybrid ranking shares with this one)."""
+    return _rank(rows, rung, clock.now())
+
+
 def rescore(conn: sqlite3.Connection, query: relevance.Query, rows: Iterable[tuple[dict, float]]) -> list[tuple]:
     """The second stage: (record, relevance, coverage) for FTS5 candidates given as (record with its
     ``terms`` and ``context``, BM25). The derived columns are dropped from the record afterwards. A

@@ -234,6 +234,18 @@ class Store:
             return [], np.zeros((0, dim), dtype=np.float32)
         return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
 
+    def vectors_of(self, record_ids: list[str]) -> dict:
+        """{record id: unit float32 vector} of the records that have one."""
+        import numpy as np
+
+        out = {}
+        for start in range(0, len(record_ids), 500):
+            part = list(record_ids[start:start + 500])
+            for rid, blob in self.execute(
+                    f"SELECT record_id, vec FROM vectors WHERE record_id IN ({','.join('?' * len(part))})", part):
+                out[rid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
     def knn(self, project_id: str, query_vec, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest vectors of a project to a unit query vector: (record id, cosine similarity)."""
         import numpy as np

@@ -56,8 +56,8 @@ def describe(report: dict) -> str:
     if compacted:
         lines.append("  store file vacuumed (secure_delete), WAL truncated" if compacted.get("vacuumed") and
                      compacted.get("wal_truncated") else
-                     "  store file not fully vacuumed (another process holds it): run `agentctx purge` of "
-                     "nothing later, or `agentctx redact --rescan`, to reclaim the freed pages")
+                     "  store file not fully compacted now (another process held it): the deleted text may stay "
+                     "in free pages until a later purge compacts the file")
     quoted = {t: n for t, n in report["quoted"].items() if n["rows"]}
     for table, n in quoted.items():
         lines.append(f"  {table}: {verb} the record's text from {n['rows']} row(s)")
@@ -72,6 +72,9 @@ def describe(report: dict) -> str:
             lines.append(f"  {kind.replace('_', ' ')}: {verb} {what}")
     if report.get("team_file"):
         lines.append(f"  team file: {verb} its block from {report['team_file']} (commit that change to share it)")
+    if report.get("remotes"):
+        lines.append(f"  team remotes: {'would queue' if report['dry_run'] else 'queued'} for "
+                     f"{', '.join(report['remotes'])} (gone from the server and teammates' stores at the next sync)")
     if report.get("team_file_error"):
         lines.append(f"  team file: not checked ({report['team_file_error']})")
     return "\n".join(lines)
