@@ -85,7 +85,9 @@ RECORD_RULES = frozenset({
 })
 
 TARGETS = [
-    Target("budgets", "lib/agentctx/budgets.py", ["tests/test_limits.py", "tests/test_budgets.py"],
+    Target("budgets", "lib/agentctx/budgets.py",
+           ["tests/test_limits.py", "tests/test_budgets.py",
+            "tests/test_one_source.py::test_clip_tokens_keeps_the_longest_prefix_that_fits"],
            what="token estimator, caps, block fitting"),
     Target("scoring", "lib/agentctx/scoring.py",
            ["tests/test_rules.py", "tests/test_search.py",

@@ -1,7 +1,9 @@
 #!/usr/bin/env -S uv run --quiet --script
 # /// script
 # requires-python = ">=3.10"
-# dependencies = ["sqlite-utils>=4.0", "starlette>=0.40", "uvicorn>=0.30"]
+# dependencies = ["sqlite-utils>=4.0", "starlette>=0.40", "uvicorn>=0.30", "model2vec>=0.6", "numpy>=1.26",
+#                 "apsw>=3.46", "sqlite-vec>=0.1.6"]
+# # model2vec, numpy, apsw, sqlite-vec: the record search ranks like ctx_search (hybrid) once vectors exist
 # ///
 """The dashboard server ``agentctx ui`` runs through uv: see lib/agentctx/surfaces/ui/app.py.
 

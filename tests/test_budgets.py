@@ -246,7 +246,8 @@ def _turn_store(conn: sqlite3.Connection, proj: project.Project, *, cjk: bool = 
 @pytest.mark.parametrize("cjk", [False, True])
 def test_turn_select_budget_and_dedup(conn: sqlite3.Connection, proj: project.Project, cjk: bool) -> None:
     _turn_store(conn, proj, cjk=cjk)
-    prompt = "How does the ledger outbox relay keep ordering? 订单服务 数据库 迁移 锁表"
+    # every record answers it (a prompt the records do not answer injects nothing: test_search)
+    prompt = "ledger outbox decision 订单服务 数据库 迁移 锁表" if cjk else "the ledger outbox decision"
     seen: set[str] = set()
     rounds = 0
     while True:

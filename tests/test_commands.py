@@ -16,7 +16,7 @@ from agentctx.store import db, records
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
-from tests.support.claude_cli import run_claude
+from tests.support.claude_cli import run_claude, run_claude_session
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("ctx-status", "ctx-search", "ctx-record", "ctx-export", "ctx-history", "ctx-sync", "ctx-ui")
@@ -179,10 +179,11 @@ def test_record_command_stores_through_the_mcp_tool(claude, bundle, world, tmp_p
                                         "new_title": "RabbitMQ is the broker for background jobs"})
 
     with fake_api.FakeMessagesAPI(responder=model) as api:
-        run = run_claude(work, tmp_path / "home", "/agentctx:ctx-record decision: the broker is RabbitMQ now, "
-                         "Redis lost tasks", base_url=api.base_url, plugin_dir=bundle,
-                         extra_env=plugin_env(data), timeout=180).check()
-    assert run.json["permission_denials"] == [] and run.json["result"] == "Recorded."
+        # sent once the MCP server is connected, as a user's session would (see run_claude_session)
+        run = run_claude_session(work, tmp_path / "home", "/agentctx:ctx-record decision: the broker is RabbitMQ "
+                                 "now, Redis lost tasks", base_url=api.base_url, plugin_dir=bundle,
+                                 extra_env=plugin_env(data), timeout=180).check()
+    assert run.result["permission_denials"] == [] and run.result["result"] == "Recorded."
     result = fake_api.tool_results(bodies[-1])[0]
     assert not result.get("is_error") and "it supersedes " + recs["broker"]["id"] in json.dumps(result)
     conn = db.connect()

@@ -14,7 +14,7 @@ from agentctx.store import db, records, sessions
 from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
-from tests.support.claude_cli import run_claude
+from tests.support.claude_cli import run_claude, run_claude_session
 
 pytestmark = pytest.mark.claude
 SEARCH = "mcp__plugin_agentctx_agentctx__ctx_search"
@@ -122,9 +122,10 @@ def test_after_cd_into_another_project_ctx_search_answers_for_it(claude, bundle,
         return fake_api.text("ok")
 
     with fake_api.FakeMessagesAPI(responder=model) as api:
-        run_claude(a, tmp_path / "home", "Where does beta keep invoices?", base_url=api.base_url, plugin_dir=bundle,
-                   extra_env=plugin_env(data, ENABLE_TOOL_SEARCH="false"),
-                   extra_args=["--allowedTools", f"Bash,{SEARCH}", "--add-dir", str(b)], timeout=180).check()
+        # sent once the MCP server is connected, as a user's session would (see run_claude_session)
+        run_claude_session(a, tmp_path / "home", "Where does beta keep invoices?", base_url=api.base_url,
+                           plugin_dir=bundle, extra_env=plugin_env(data, ENABLE_TOOL_SEARCH="false"),
+                           extra_args=["--allowedTools", f"Bash,{SEARCH}", "--add-dir", str(b)], timeout=180).check()
     result = json.dumps(fake_api.tool_results(bodies["answer"]), ensure_ascii=False)
     assert rb["id"] in result and "project beta" in result
     assert ra["id"] not in result

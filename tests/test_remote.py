@@ -288,6 +288,20 @@ def test_conflicting_supersessions_keep_both_newer_current(team, tmp_path, first
         kept = records.get(c.conn, older["id"], c.proj.id)
         assert kept["superseded_by"] == newer["id"] and kept["superseded_at"] is not None  # kept, in history
         assert records.get(c.conn, rest["id"], c.proj.id)["superseded_by"] == newer["id"]
+    # Chains: Alice supersedes a fact once, Bob twice before syncing; the newest head wins, both chains kept.
+    base = alice.add("Cache: none")
+    alice.sync()
+    bob.sync()
+    a1 = records.supersede(alice.conn, alice.proj.id, base["id"], body="Redis", title="Cache: Redis")
+    b1 = records.supersede(bob.conn, bob.proj.id, base["id"], body="Memcached", title="Cache: Memcached")
+    b2 = records.supersede(bob.conn, bob.proj.id, b1["id"], body="Memcached, 2 nodes", title="Cache: Memcached x2")
+    for c in order + order:
+        c.sync()
+    assert alice.state() == bob.state() == server_state(team, alice.proj.id)
+    for c in (alice, bob):
+        assert {t for t in c.current_titles() if t.startswith("Cache:")} == {"Cache: Memcached x2"}
+        assert records.get(c.conn, a1["id"], c.proj.id)["superseded_by"] == b2["id"]
+        assert records.get(c.conn, base["id"], c.proj.id)["superseded_by"] == b1["id"]
     # The same with a key: two people set the same keyed fact; the newer holds the key everywhere.
     k1 = alice.add("Release branch is release/1.x", "convention", key="release.branch")
     k2 = bob.add("Release branch is release/2.x", "convention", key="release.branch")
@@ -329,7 +343,8 @@ def test_offline_client_catches_up(team, pg, tmp_path):
                           title="Deploys go through canary")
         gone = dave.add("Temporary note about the old VPN")
         dave.sync()
-        engine.purge(dave.conn, dave.proj.id, gone["id"])
+        from agentctx import forgetting
+        forgetting.purge(dave.conn, dave.proj.id, gone["id"])
         dave.sync()
     finally:
         gate.up()
@@ -398,11 +413,12 @@ def test_purge_propagates(team, tmp_path):
     assert leaked["id"] in team_file.read_text()
     records.pin(bob.conn, leaked["id"], project_id=bob.proj.id)
 
-    result = CliRunner().invoke(_cli(), ["--project", str(alice.proj.root), "remote", "purge", leaked["id"], "--yes",
+    # `agentctx purge` (forgetting.purge) queues the purge for every remote.
+    result = CliRunner().invoke(_cli(), ["--project", str(alice.proj.root), "purge", leaked["id"], "--yes",
                                          "--json"], env={"AGENTCTX_HOME": str(alice.folder / "data")})
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    assert out["removed"]["records"] == 1 and out["remotes"] == ["team"]
+    assert out["store"]["records"] == 1 and out["remotes"] == ["team"]
     assert records.get(alice.conn, leaked["id"], alice.proj.id) is None
     alice.sync()
     assert team.rows("SELECT count(*) FROM agentctx.records WHERE id = %s", leaked["id"])[0][0] == 0
@@ -410,6 +426,7 @@ def test_purge_propagates(team, tmp_path):
                      leaked["id"])[0][0] == "purge"
     report = bob.sync()
     assert report["purged_here"] == 1
+    assert store.purges(bob.conn, "team") == []  # not sent back to the server it came from
     assert records.get(bob.conn, leaked["id"], bob.proj.id) is None
     assert not records.dump(bob.conn, None) or leaked["id"] not in {r["id"] for r in records.dump(bob.conn, None)}
     from agentctx.store import search
@@ -420,6 +437,8 @@ def test_purge_propagates(team, tmp_path):
     teamsync.import_changes(bob.conn, bob.proj, force=True)
     bob.sync()
     assert records.get(bob.conn, leaked["id"], bob.proj.id) is None
+    # Bob's stale pinned copy was in his outbox: pushing it was refused, nothing came back; one purge in the log.
+    assert team.rows("SELECT count(*) FROM agentctx.changes WHERE op = 'purge'")[0][0] == 1
     # The purged content is nowhere on the server: only its id in the tombstone and the log.
     dump = _server_text(team)
     assert "10.0.0.7" not in dump and leaked["id"] in dump

@@ -3,10 +3,11 @@
 ``search_records`` is the one hybrid ranking: ``ctx_search`` (MCP) and the dashboard's search both call
 it (through ``Loader``, which loads the model once). Candidates come from both sides: the FTS5 ranking
 (``store.search``, with its second stage) and the nearest vectors of the project. Each candidate's
-score is its lexical relevance over the best candidate's, plus VECTOR_WEIGHT × its cosine similarity
-rescaled between the weakest and the best vector candidate; then the standing rules (type, bounded age,
-confidence; pinned first) apply as on the hot path. VECTOR_WEIGHT was chosen on the LoCoMo dev split
-(bench/eval). Queries are embedded with idf-weighted words (``embeddings.encode_query``), so the words
+score is its lexical relevance over the best candidate's, plus FUSED_VECTOR_WEIGHT × its cosine
+similarity rescaled between the weakest and the best vector candidate, plus NEIGHBOUR_WEIGHT × the best
+such score of its session neighbours (which become candidates too); then the standing rules (type,
+bounded age, confidence; pinned first) apply as on the hot path. Both weights were chosen on the LoCoMo
+dev split (bench/eval). Queries are embedded with idf-weighted words (``embeddings.encode_query``), so the words
 every record shares (a name) stop dominating a short question. Only current records come back: vector
 hits are re-read from the store and dropped when superseded or archived.
 
@@ -28,7 +29,8 @@ RRF_K = 60
 FTS_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0  # the digest ranking's RRF weight of the vector ranking
 CANDIDATES = 40  # read from each side
-FUSED_VECTOR_WEIGHT = 0.5  # search_records: weight of the rescaled cosine against lexical relevance (dev split)
+FUSED_VECTOR_WEIGHT = 0.25  # search_records: weight of the rescaled cosine against lexical relevance (dev split)
+NEIGHBOUR_WEIGHT = 0.2  # search_records: share of the best session neighbour's score a record adds (dev split)
 RECHECK_S = 300  # Loader: how often to look for vectors again while there are none
 
 
@@ -61,11 +63,18 @@ def search_records(conn: sqlite3.Connection, project_id: str, text: str, *, stor
                    limit: int = 10, types: Iterable[str] | None = None,
                    include_superseded: bool = False) -> list[dict]:
     """Records for ``text``, best first: the fused ranking, or the hot path's alone without vectors."""
+    return [h.record for h in search_hits(conn, project_id, text, store=store, embedder=embedder, limit=limit,
+                                          types=types, include_superseded=include_superseded)]
+
+
+def search_hits(conn: sqlite3.Connection, project_id: str, text: str, *, store=None, embedder=None,
+                limit: int = 10, types: Iterable[str] | None = None, include_superseded: bool = False) -> list:
+    """``search_records`` as ``store.search.Hit`` objects (``relevance`` is the fused score)."""
     types = list(types or [])
     depth = max(limit, CANDIDATES)
     hits = search.search(conn, project_id, text, limit=depth, types=types, include_superseded=include_superseded)
     if store is None or embedder is None:
-        return [h.record for h in hits[:limit]]
+        return hits[:limit]
     q = query_vector(conn, embedder, text)
     near = dict(store.knn(project_id, q, depth))
     lexical = {h.record["id"]: h for h in hits}
@@ -81,15 +90,25 @@ def search_records(conn: sqlite3.Connection, project_id: str, text: str, *, stor
     cosines = sorted(near.values())
     lo, hi = (cosines[0], cosines[-1]) if cosines else (0.0, 1.0)
     span = (hi - lo) or 1.0
-
-    def fused(rid: str, rel: float) -> float:
+    pool = {rid: (h.record, h.relevance, h.coverage) for rid, h in lexical.items()}
+    pool.update({rid: (rec, 0.0, 0.0) for rid, rec in found.items()})
+    # Session neighbours of the candidates score too (what the answer next to a matching record needs).
+    nbrs = search.session_neighbours(conn, list(pool))
+    outside = [n for ns in nbrs.values() for n in ns if n not in pool and n not in near]
+    if outside:
+        near.update({rid: float(vec @ q) for rid, vec in store.vectors_of(outside).items()})
+    base = {}
+    for rid in {*pool, *(n for ns in nbrs.values() for n in ns)}:
         cos = near.get(rid)
         closeness = min(1.0, max(0.0, (cos - lo) / span)) if cos is not None else 0.0
-        return rel / top_rel + FUSED_VECTOR_WEIGHT * closeness
-
-    rows = [(h.record, fused(rid, h.relevance), h.coverage) for rid, h in lexical.items()]
-    rows += [(rec, fused(rid, 0.0), 0.0) for rid, rec in found.items()]
-    return [h.record for h in search.rank(rows)[:limit]]
+        base[rid] = (pool[rid][1] if rid in pool else 0.0) / top_rel + FUSED_VECTOR_WEIGHT * closeness
+    newcomers = [n for n in base if n not in pool]
+    if newcomers:
+        pool.update({r["id"]: (r, 0.0, 0.0) for r in records.current(conn, project_id, include_global=True,
+                                                                     ids=newcomers, types=types)})
+    rows = [(rec, base[rid] + NEIGHBOUR_WEIGHT * max((base[n] for n in nbrs.get(rid, ())), default=0.0), cov)
+            for rid, (rec, _, cov) in pool.items()]
+    return search.rank(rows)[:limit]
 
 
 class Loader:
@@ -102,12 +121,15 @@ class Loader:
         self._checked: float | None = None  # time.monotonic() of the last look; None: never looked
         self._lock = threading.Lock()
 
-    def get(self) -> tuple | None:
+    def get(self, recheck_s: float | None = None) -> tuple | None:
+        """The pair, or None; ``recheck_s`` overrides RECHECK_S. The first call always looks (the monotonic
+        clock counts from boot: "never looked" is not time 0)."""
         with self._lock:
             if self._pair is not None:
                 return self._pair
             now = time.monotonic()
-            if self._checked is not None and now - self._checked < RECHECK_S:
+            wait = RECHECK_S if recheck_s is None else recheck_s
+            if self._checked is not None and now - self._checked < wait:
                 return None
             self._checked = now
             self._pair = _load()

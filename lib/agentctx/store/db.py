@@ -183,7 +183,7 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator
     The error that stopped the transaction is the one raised: SQLite rolls back by itself after some
     errors (a full disk, a damaged page), and a second ROLLBACK's "no transaction is active" must not
     replace the cause. A COMMIT that fails is rolled back too, never left open."""
-    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+    _begin(conn, "BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield conn
         conn.execute("COMMIT")
@@ -194,6 +194,40 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool = True) -> Iterator
             except sqlite3.Error:
                 pass
         raise
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def _begin(conn: sqlite3.Connection, sql: str) -> None:
+    """BEGIN, waiting for the write lock fairly. SQLite's busy handler sleeps up to 100 ms between tries, so
+    a steady stream of short write transactions (parallel hooks, extraction, consolidation) can starve it
+    until its timeout: a hook's write would then be lost as "database is locked". When it gives up, keep
+    trying every 2 ms for as long again."""
+    try:
+        conn.execute(sql)
+        return
+    except sqlite3.OperationalError as exc:
+        if not _locked(exc):
+            raise
+    import time
+
+    (timeout_ms,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    deadline = time.monotonic() + max(int(timeout_ms), 100) / 1000
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        while True:
+            time.sleep(0.002)
+            try:
+                conn.execute(sql)
+                return
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or time.monotonic() >= deadline:
+                    raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
 
 
 def describe(exc: BaseException, path: str | None = None) -> str:

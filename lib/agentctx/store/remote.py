@@ -1,5 +1,5 @@
 """Local state of team sync (see ``agentctx.sharing.remote``): every statement on its tables, and the
-few on ``records`` that applying a pull needs.
+few on ``records`` that a push (what to send) and a pull (applying what came) need.
 
 * ``remotes``: one row per server (name, URL without credentials, team), with the pull cursor and the
   last attempt's outcome (status line, failures, when to try again);
@@ -97,13 +97,6 @@ def explicit_shares(conn: sqlite3.Connection) -> dict[str, bool]:
 def known_projects(conn: sqlite3.Connection) -> list[dict]:
     """Projects this store has seen: {id, name, root}."""
     return [dict(r) for r in conn.execute("SELECT id, name, root FROM projects ORDER BY name, id")]
-
-
-def forget_progress(conn: sqlite3.Connection, project_ids: Iterable[str]) -> None:
-    """Projects no longer shared: a later share pushes them in full again."""
-    ids = list(project_ids)
-    if ids:
-        conn.execute(f"DELETE FROM remote_projects WHERE project_id IN ({_marks(len(ids))})", ids)
 
 
 # -- what to push ----------------------------------------------------------------------------------

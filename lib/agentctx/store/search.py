@@ -224,6 +224,18 @@ def _rank(rows: Iterable[tuple], rung: str, reference: str) -> list[Hit]:
     return hits
 
 
+def session_neighbours(conn: sqlite3.Connection, record_ids: list[str]) -> dict[str, list[str]]:
+    """{record id: ids of the records just before and after it in its session} (one statement)."""
+    if not record_ids:
+        return {}
+    side = ("(SELECT r.id FROM records r WHERE r.session_id = c.session_id AND r.project_id = c.project_id "
+            "AND r.seq {op} c.seq ORDER BY r.seq {order} LIMIT 1)")
+    rows = conn.execute(
+        f"SELECT c.id, {side.format(op='<', order='DESC')}, {side.format(op='>', order='ASC')} FROM records c "
+        f"WHERE c.id IN ({','.join('?' * len(record_ids))}) AND c.session_id IS NOT NULL", list(record_ids))
+    return {r[0]: [x for x in (r[1], r[2]) if x] for r in rows}
+
+
 def rank(rows: Iterable[tuple], rung: str = "fts") -> list[Hit]:
     """Hits for (record, relevance[, coverage]) rows, scored now by the standing rules: pinned first,
     then by final score (what the hybrid ranking shares with this one)."""

@@ -20,7 +20,7 @@ from agentctx.capture import stack
 from agentctx.kinds import SCOPES, TYPES
 from agentctx.store import db, graph, records, search, sessions
 
-SEARCH_RESULTS = 15
+SEARCH_RESULTS = budgets.SEARCH_RESULTS_BROAD  # the most ctx_search lists (budgets.search_depth: the default)
 RESULT_TOKENS = 60  # hard cap per index line (the aim is ~50)
 SEARCH_TOKENS = 1000  # hard cap for a whole ctx_search answer
 MAX_QUERY_CHARS = 4000
@@ -74,8 +74,9 @@ class Service:
         self._project: project.Project | None = None
         self._registered_for: str | None = None
         self._notes: list[str] = []
-        self._vec: tuple | None = None  # (store, embedder) for hybrid ctx_search, loaded once
-        self._vec_checked = 0.0
+        from agentctx.consolidation.hybrid import Loader
+
+        self._vectors = Loader()  # (store, embedder) for hybrid ctx_search, loaded once
 
     # -- state
 
@@ -88,9 +89,7 @@ class Service:
 
     def close(self) -> None:
         with self._lock:
-            if self._vec is not None:
-                self._vec[0].close()
-                self._vec = None
+            self._vectors.close()
             if self._conn is not None:
                 self._conn.close()
             self._conn = self._inode = self._registered_for = None
@@ -174,27 +173,7 @@ class Service:
         The model is loaded once (the server is long-lived); never downloaded here. Checked again
         at most every VECTOR_RECHECK_S while missing (a consolidation pass may create them).
         """
-        import time
-
-        if self._vec is not None or time.monotonic() - self._vec_checked < VECTOR_RECHECK_S:
-            return self._vec
-        self._vec_checked = time.monotonic()
-        try:
-            from agentctx import config
-            from agentctx.consolidation import embeddings
-            from agentctx.store import vectors
-
-            if not config.load().get("embeddings", True) or not os.path.exists(vectors.path()):
-                return None
-            emb = embeddings.load(download=False)
-            store = vectors.Store(busy_ms=2000)
-            if store.tag() != emb.tag:
-                store.close()
-                return None
-            self._vec = (store, emb)
-        except Exception as exc:  # noqa: BLE001 - no model2vec, no model, damaged file: FTS5 alone
-            log.info("hybrid search off: %s", exc)
-        return self._vec
+        return self._vectors.get(recheck_s=VECTOR_RECHECK_S)
 
     def _run(self, fn, *args, **kwargs) -> str:
         """Run one tool under the lock; turn store and record errors into ToolInputError."""
@@ -281,16 +260,13 @@ class Service:
             recs = self._search_file(conn, proj, query, types, scope, file)
             where = f" linked to {file}"
         else:
-            pid = "" if scope == "global" else proj.id  # no project has id "": only global records remain
-            vec = self.vectors() if scope != "global" else None
-            if vec is not None:  # RRF of FTS5 and vector ranks (hybrid.py)
-                from agentctx.consolidation import hybrid
+            from agentctx.consolidation import hybrid
 
-                recs = hybrid.search_records(conn, pid, query, store=vec[0], embedder=vec[1], types=types,
-                                             limit=40 if scope == "project" else SEARCH_RESULTS)
-            else:
-                recs = [h.record for h in search.search(conn, pid, query, types=types,
-                                                        limit=40 if scope == "project" else SEARCH_RESULTS)]
+            pid = "" if scope == "global" else proj.id  # no project has id "": only global records remain
+            vec = self.vectors() if scope != "global" else None  # the dashboard's search ranks the same way
+            recs = hybrid.search_records(conn, pid, query, store=vec[0] if vec else None,
+                                         embedder=vec[1] if vec else None, types=types,
+                                         limit=40 if scope == "project" else SEARCH_RESULTS)
             recs = [r for r in recs if scope != "project" or r["scope"] == "project"]
             where = ""
         shown = budgets.clip_tokens(" ".join(query.split()), 20)
@@ -301,7 +277,8 @@ class Service:
             return (f"{n} current records for {shown!r}{where} in project {proj.name}, best first "
                     "(id | type | date | status | title -- preview). Full text: ctx_get(ids).")
 
-        lines, _ = budgets.fit_blocks((index_line(r) for r in recs[:SEARCH_RESULTS]),
+        depth = budgets.search_depth(query)  # a narrow query lists fewer results than a broad one
+        lines, _ = budgets.fit_blocks((index_line(r) for r in recs[:depth]),
                                       SEARCH_TOKENS - budgets.estimate_tokens(head(SEARCH_RESULTS)) - 2,
                                       max_chars=1_000_000)
         return "\n".join([head(len(lines)), *lines])

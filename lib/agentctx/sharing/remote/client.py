@@ -19,6 +19,7 @@ from agentctx.sharing.remote import rules, schema
 
 CHANGE_LOCK = 0x61676374_63686773  # pg_advisory_xact_lock key for appending to agentctx.changes
 CONNECT_TIMEOUT_S = 10
+STATEMENT_TIMEOUT_S = 120
 _COLUMNS = ", ".join(rules.WIRE)
 _TIMES = ("valid_from", "valid_to", "recorded_at", "superseded_at", "updated_at")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
@@ -68,9 +69,10 @@ def connect(url: str):
         params = conninfo_to_dict(check_url(url))
     except psycopg.ProgrammingError as exc:
         raise ValueError(f"bad remote URL: {exc}") from None
-    extra = {"application_name": "agentctx"}
-    if "connect_timeout" not in params:
-        extra["connect_timeout"] = CONNECT_TIMEOUT_S
+    # Defaults the URL may override: a dead network or a stuck server ends a sync in about a minute.
+    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "keepalives_idle": 30, "keepalives_interval": 10,
+                "keepalives_count": 3, "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S}s"}
+    extra = {"application_name": "agentctx", **{k: v for k, v in defaults.items() if k not in params}}
     try:
         return psycopg.connect(url, autocommit=True, **extra)
     except psycopg.OperationalError as exc:
@@ -179,7 +181,7 @@ def push(conn, rows: list[dict]) -> dict:
                             [tuple(r[k] for k in rules.WIRE) for r in inserts])
         if updates:
             sets = ", ".join(f"{k} = %s" for k in rules.WIRE if k not in ("id", "project_id"))
-            cur.executemany(f"UPDATE agentctx.records SET {sets}, updated_by = current_user WHERE id = %s",
+            cur.executemany(f"UPDATE agentctx.records SET {sets} WHERE id = %s",
                             [tuple(r[k] for k in rules.WIRE if k not in ("id", "project_id")) + (r["id"],)
                              for r in updates])
         changed = {r["id"] for r in inserts + updates}
@@ -191,44 +193,75 @@ def push(conn, rows: list[dict]) -> dict:
     return report
 
 
+# For each predecessor: every record that superseded it, followed along ``superseded_by`` to the current
+# head of its chain (two people's chains of edits from one record end in two heads).
+_HEADS = """
+WITH RECURSIVE walk (pred, succ, id, superseded_at, superseded_by, depth) AS (
+  SELECT supersedes, id, id, superseded_at, superseded_by, 0 FROM agentctx.records WHERE supersedes = ANY(%s)
+  UNION ALL
+  SELECT w.pred, w.succ, r.id, r.superseded_at, r.superseded_by, w.depth + 1
+  FROM walk w JOIN agentctx.records r ON r.id = w.superseded_by
+  WHERE w.superseded_at IS NOT NULL AND w.depth < 100)
+SELECT w.pred, w.succ, s.recorded_at AS succ_recorded_at, s.valid_from AS succ_valid_from,
+       h.id, h.project_id, h.key, h.recorded_at, h.valid_from
+FROM walk w JOIN agentctx.records h ON h.id = w.id JOIN agentctx.records s ON s.id = w.succ
+WHERE w.superseded_at IS NULL"""
+
+
+def _order(rec: dict) -> tuple[str, str]:
+    return rec["recorded_at"], rec["id"]
+
+
 def _newest_current(cur, touched: list[dict]) -> dict[str, dict]:
-    """Apply the newer-current rule around the records just written; {id: retirement} of those retired
-    (predecessors a current successor claims included)."""
-    preds = sorted({r["supersedes"] for r in touched if r["supersedes"] and not r["superseded_at"]})
+    """Apply the newer-current rule around the records just written; {id: retirement} of those retired.
+
+    Groups: the current heads of the chains that start from one record (two people superseded it, maybe
+    several times each), and the current records holding one key in one project. A predecessor ends up
+    superseded by the first record of the winning chain."""
+    preds = sorted({r["supersedes"] for r in touched if r["supersedes"]})
     keyed = {(r["project_id"], r["key"]) for r in touched if r["key"] and not r["superseded_at"]}
-    if not preds and not keyed:
-        return {}
-    cols = "id, project_id, key, supersedes, recorded_at, valid_from"
-    found = [_times(r) for r in cur.execute(
-        f"SELECT {cols} FROM agentctx.records WHERE superseded_at IS NULL AND (supersedes = ANY(%s) "
-        "OR (project_id = ANY(%s) AND key = ANY(%s)))",
-        (preds, sorted({p for p, _ in keyed}), sorted({k for _, k in keyed})))]
-    groups: dict[tuple, list[dict]] = {}
-    for rec in found:
-        if rec["supersedes"] in preds:
-            groups.setdefault(("s", rec["supersedes"]), []).append(rec)
-        if rec["key"] and (rec["project_id"], rec["key"]) in keyed:
-            groups.setdefault(("k", rec["project_id"], rec["key"]), []).append(rec)
-    retired = rules.newest_current(groups.values())
-    # A predecessor still current on the server is retired by the winner among its successors.
+    heads: dict[str, dict[str, dict]] = {}  # predecessor -> {head id: head}
+    first: dict[tuple[str, str], dict] = {}  # (predecessor, head id) -> the successor that chain starts with
+    head_of: dict[tuple[str, str], str] = {}  # (predecessor, successor) -> its chain's head
+    if preds:
+        for row in cur.execute(_HEADS, (preds,)).fetchall():
+            row = _times(row)
+            head = {k: row[k] for k in ("id", "project_id", "key", "recorded_at", "valid_from")}
+            succ = {"id": row["succ"], "recorded_at": row["succ_recorded_at"], "valid_from": row["succ_valid_from"]}
+            heads.setdefault(row["pred"], {})[head["id"]] = head
+            head_of[(row["pred"], succ["id"])] = head["id"]
+            seen = first.get((row["pred"], head["id"]))
+            if seen is None or _order(succ) > _order(seen):
+                first[(row["pred"], head["id"])] = succ
+    groups = [list(group.values()) for group in heads.values()]
+    if keyed:
+        by_key: dict[tuple[str, str], list[dict]] = {}
+        for rec in cur.execute("SELECT id, project_id, key, recorded_at, valid_from FROM agentctx.records "
+                               "WHERE superseded_at IS NULL AND project_id = ANY(%s) AND key = ANY(%s)",
+                               (sorted({p for p, _ in keyed}), sorted({k for _, k in keyed}))).fetchall():
+            rec = _times(rec)
+            if (rec["project_id"], rec["key"]) in keyed:
+                by_key.setdefault((rec["project_id"], rec["key"]), []).append(rec)
+        groups += list(by_key.values())
+    retired = rules.newest_current(groups)
     winners = {}
-    for key, group in groups.items():
-        standing = [r for r in group if r["id"] not in retired]
-        if key[0] == "s" and standing:
-            winners[key[1]] = max(standing, key=lambda r: (r["recorded_at"], r["id"]))
+    for pred, group in heads.items():
+        standing = [h for h in group.values() if h["id"] not in retired]
+        if standing:
+            winners[pred] = first[(pred, max(standing, key=_order)["id"])]
     if winners:
-        for pred in cur.execute(f"SELECT {cols}, superseded_at, superseded_by FROM agentctx.records "
-                                "WHERE id = ANY(%s)", (sorted(winners),)).fetchall():
+        for pred in cur.execute("SELECT id, recorded_at, valid_from, superseded_at, superseded_by "
+                                "FROM agentctx.records WHERE id = ANY(%s)", (sorted(winners),)).fetchall():
             pred = _times(pred)
-            win = winners[pred["id"]]
-            if pred["superseded_at"] is None:
-                retired[pred["id"]] = rules.retirement(pred, win)
-            elif pred["superseded_by"] != win["id"]:
-                retired[pred["id"]] = {"superseded_at": pred["superseded_at"], "superseded_by": win["id"],
+            succ = winners[pred["id"]]
+            if pred["superseded_at"] is None:  # still current here: its successor's author retires it
+                retired[pred["id"]] = rules.retirement(pred, succ)
+            elif head_of.get((pred["id"], pred["superseded_by"])) != head_of[(pred["id"], succ["id"])]:
+                retired[pred["id"]] = {"superseded_at": pred["superseded_at"], "superseded_by": succ["id"],
                                        "valid_to": None}
     if retired:
         cur.executemany("UPDATE agentctx.records SET superseded_at = %s, superseded_by = %s, "
-                        "valid_to = COALESCE(%s, valid_to), updated_by = current_user WHERE id = %s",
+                        "valid_to = COALESCE(%s, valid_to) WHERE id = %s",
                         [(r["superseded_at"], r["superseded_by"], r["valid_to"], rid) for rid, r in retired.items()])
     return retired
 
@@ -259,8 +292,10 @@ def purge(conn, items: list[tuple[str, str]]) -> list[str]:
             pid = row[0] if row else pid
             if conn.execute("SELECT 1 FROM agentctx.projects WHERE id = %s", (pid,)).fetchone() is None:
                 continue
-            conn.execute("INSERT INTO agentctx.purged (id, project_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                         (rid, pid))
+            new = conn.execute("INSERT INTO agentctx.purged (id, project_id) VALUES (%s, %s) ON CONFLICT DO NOTHING "
+                               "RETURNING id", (rid, pid)).fetchone()
+            if row is None and new is None:
+                continue  # purged before (another teammate relayed the same purge): nothing new to tell
             conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
                          (pid, rid))
             done.append(rid)

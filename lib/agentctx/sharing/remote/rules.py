@@ -15,9 +15,9 @@ time order), ``pinned`` a bool, ``supersedes`` the record it replaced (its prede
   pinned, confidence, valid_from, source) of the side that changed it last, where the local side
   counts only when it edited the content since it last synced; a retirement is never undone (the
   server's, when it has one, else the local one).
-* **The newer current** (:func:`newest_current`): records that supersede the same record, or hold the
-  same key in one project, and are all current — two people superseded one fact — are all kept; the
-  newest (recorded_at, then id) stays current and supersedes the others. As the team file does.
+* **The newer current** (:func:`newest_current`): when two people superseded one fact (the current heads
+  of the chains that start from one record), or two current records hold one key in one project, all are
+  kept; the newest (recorded_at, then id) stays current and supersedes the others. As the team file does.
 """
 
 from __future__ import annotations

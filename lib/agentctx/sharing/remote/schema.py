@@ -80,7 +80,7 @@ def s001_tables(conn) -> None:
           author name NOT NULL DEFAULT current_user,
           updated_by name NOT NULL DEFAULT current_user,
           seq bigint NOT NULL DEFAULT 0)""")
-    conn.execute("CREATE INDEX records_siblings ON agentctx.records (supersedes) WHERE superseded_at IS NULL")
+    conn.execute("CREATE INDEX records_supersedes ON agentctx.records (supersedes)")
     conn.execute("CREATE INDEX records_keys ON agentctx.records (project_id, key) "
                  "WHERE key IS NOT NULL AND superseded_at IS NULL")
     conn.execute("CREATE SEQUENCE agentctx.change_seq")

@@ -5,7 +5,9 @@ when new); the first full push of a project newly shared (resumable: its positio
 outbox (records whose synced columns changed). Each batch is one server transaction, and its outbox
 entries are dropped only after it committed, so a failure at any point loses nothing: the next sync
 sends it again and the server, idempotent by record id, changes nothing twice. Pull: pages of
-changes after the cursor, each applied in one local transaction together with the new cursor.
+changes after the cursor; purges first (``agentctx purge``'s removal), then the records in short local
+transactions (hooks write to this store too), each together with the cursor it reached. At least one
+batch and one page per sync, so a short time box still makes progress.
 
 A failure (offline, refused, timed out) leaves a one-line status on the remote and a time before
 which the consolidation pass will not try again (1 min, doubling to 1 h); ``agentctx remote sync``
@@ -146,7 +148,7 @@ class Sync:
         self.report["conflicts_resolved"] += len(result["retired"])
         for row in send:
             if row["id"] in result["purged"]:  # purged on the server while this copy was here: it goes here too
-                self.report["purged_here"] += bool(purge_here(self.conn, row["id"], row["project_id"]))
+                self.report["purged_here"] += bool(purge_here(self.conn, row["id"], row["project_id"], self.name))
         with transaction(self.conn):
             store.outbox_done(self.conn, self.name, [(e["record_id"], e["version"]) for e in
                                                      done + [r["_entry"] for r in send] if e["version"] is not None])
@@ -164,7 +166,7 @@ class Sync:
             for change in changes:  # first, each in its own transaction (a crash repeats them harmlessly)
                 if change["op"] == "purge":
                     self.report["purged_here"] += bool(purge_here(self.conn, change["record_id"],
-                                                                  change["project_id"]))
+                                                                  change["project_id"], self.name))
             upserts = [c for c in changes if c["op"] == "upsert"]
             # Short local transactions (hooks write to this store too), each with the cursor it reached.
             for start in range(0, max(len(upserts), 1), APPLY_CHUNK):
@@ -302,9 +304,10 @@ def sync_remote(conn: sqlite3.Connection, name: str, *, dry_run: bool = False,
 def _failed(conn: sqlite3.Connection, remote: dict, report: dict, kind: str, exc: BaseException, started: str) -> dict:
     failures = (remote["failures"] or 0) + 1
     retry = clock.to_iso(clock.to_datetime(started) + timedelta(seconds=backoff_seconds(failures)))
-    since = remote["last_ok_at"] or remote["added_at"]
+    since = (f"the last sync at {remote['last_ok_at'][:19]}Z" if remote["last_ok_at"] else
+             f"the remote was added at {remote['added_at'][:19]}Z")
     line = (f"{kind} at {started[:19]}Z: {client.one_line(exc)} ({failures} failed attempt{'s' * (failures > 1)} "
-            f"since the last sync {since[:19]}Z; next automatic try after {retry[:19]}Z; nothing local is lost)")
+            f"since {since}; next automatic try after {retry[:19]}Z; nothing local is lost)")
     report = dict(report, status=kind, error=client.one_line(exc), next_attempt_at=retry)
     with transaction(conn):
         store.set_state(conn, remote["name"], last_attempt_at=started, status=line, failures=failures,
@@ -351,39 +354,20 @@ def in_consolidation(conn: sqlite3.Connection, *, deadline: float | None = None)
             for name, r in reports.items()}
 
 
-def purge_here(conn: sqlite3.Connection, record_id: str, project_id: str) -> dict[str, int]:
-    """Remove a record from this store as ``agentctx purge`` does (``store.purge``: the record, its
-    archived copy, links, edges, injections, drift) and its block from the team file, and drop what
-    was queued for it; {place: rows removed} (empty when it was not here)."""
-    from agentctx.sharing import teamsync
-    from agentctx.store import purge as store_purge
+def purge_here(conn: sqlite3.Connection, record_id: str, project_id: str, remote: str) -> dict:
+    """A purge that came from ``remote``: remove the record from every place on disk as ``agentctx purge``
+    does (``forgetting.purge``), without sending the purge back to that remote. The purge report, or {}
+    when the record was not here."""
+    from agentctx import forgetting
 
     try:
-        removed = store_purge.delete(conn, record_id, project_id)
+        report = forgetting.purge(conn, project_id, record_id)
     except records.RecordError:
-        removed = {}
+        return {}
     with transaction(conn):
-        store.drop_queued(conn, record_id)
-    try:
-        if teamsync.drop_blocks(conn, project_id, {record_id}):
-            removed["team_file"] = 1
-    except Exception as exc:  # noqa: BLE001 - no folder known for the project, unreadable file: the store is clean
-        log("remote", f"purge {record_id}: team file left as it is: {exc}")
-    return {k: v for k, v in removed.items() if v}
-
-
-def purge(conn: sqlite3.Connection, project_id: str, ref: str) -> dict:
-    """Purge one of this project's records (current, retired or archived) here now, and queue it for
-    every remote: gone from the server at the next sync, from every teammate's store at theirs.
-    {id, title, removed: {place: rows}, remotes}."""
-    from agentctx.store import purge as store_purge
-
-    rec = store_purge.find(conn, ref, project_id)
-    with transaction(conn):  # queued first: a crash before the delete still purges everywhere
-        store.queue_purge(conn, rec["id"], rec["project_id"])
-    removed = purge_here(conn, rec["id"], rec["project_id"])
-    return {"id": rec["id"], "title": rec["title"], "removed": removed,
-            "remotes": [r["name"] for r in store.every(conn)]}
+        store.purges_done(conn, remote, [record_id])
+    log("remote", f"{remote}: purged {record_id} here, as the team's server asked")
+    return report
 
 
 def status(conn: sqlite3.Connection) -> dict:

@@ -9,7 +9,7 @@ concern and attached below, in one place:
 * ``consolidate``: consolidate, prune, embeddings
 * ``profile``: profile (show, edit, clear), rollup
 * ``sync``: sync, team (export, import)
-* ``remote``: remote (add, remove, sync, status, share, purge, admin): team sync through PostgreSQL
+* ``remote``: remote (add, remove, sync, status, share, admin): team sync through PostgreSQL
 * ``ui``: ui
 * ``scrub``: redact (``--rescan`` scrubs what is stored)
 * ``forget``: forget, purge

@@ -1,6 +1,7 @@
-"""Team sync through PostgreSQL: ``agentctx remote add|remove|sync|status|share|purge`` and the server
-admin's ``agentctx remote admin migrate|team|member``. psycopg is imported only by the commands that
-talk to a server (see ``agentctx.sharing.remote``)."""
+"""Team sync through PostgreSQL: ``agentctx remote add|remove|sync|status|share`` and the server admin's
+``agentctx remote admin migrate|team|member``. psycopg is imported only by the commands that talk to a
+server (see ``agentctx.sharing.remote``). A purge reaches the server through ``agentctx purge``, which
+queues it for every remote."""
 
 from __future__ import annotations
 
@@ -149,30 +150,6 @@ def share(c: Ctx, project_ref, off, as_json):
     else:
         click.echo(f"{name} ({pid}) " + ("is no longer shared" if off else
                                         "is shared: its records go to the team's server at the next sync"))
-
-
-@remote.command("purge")
-@click.argument("ref", metavar="ID")
-@click.option("--yes", is_flag=True, help="Do it without asking.")
-@json_option
-@pass_ctx
-def purge(c: Ctx, ref, yes, as_json):
-    """Remove a record from this store now, from the server at the next sync, and from every
-    teammate's store at theirs."""
-    from agentctx.sharing.remote import sync as engine
-    from agentctx.store import purge as store_purge
-
-    rec = store_purge.find(c.conn, ref, c.project.id)
-    if not yes and not click.confirm(f"Purge {rec['id']} ({rec['title']}) here, on the server and from every "
-                                     "teammate's store?", default=False):
-        raise click.ClickException("not purged")
-    result = engine.purge(c.conn, c.project.id, rec["id"])
-    if as_json:
-        dump(result)
-    else:
-        removed = ", ".join(f"{n} {table}" for table, n in result["removed"].items()) or "nothing"
-        click.echo(f"purged {result['id']} here (removed: {removed}); "
-                   + (f"queued for {', '.join(result['remotes'])}" if result["remotes"] else "no remote configured"))
 
 
 @remote.group("admin")

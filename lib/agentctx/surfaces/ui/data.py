@@ -9,14 +9,16 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from agentctx.consolidation import hybrid
 from agentctx.kinds import SCOPES, TYPES
 from agentctx.store import graph as graph_store
-from agentctx.store import overview, records, search
+from agentctx.store import overview, records
 from agentctx.store import sessions as session_store
 from agentctx.store.records import STATUSES
 
 MAX_LIMIT = 500
 GRAPH_EDGES = 600
+VECTORS = hybrid.Loader()  # the dashboard server is long-lived: the model is loaded once, when vectors exist
 
 
 def projects(conn: sqlite3.Connection) -> list[dict]:
@@ -56,9 +58,12 @@ def record_list(
     check_filters(types, scope, status)
     limit = max(1, min(int(limit), MAX_LIMIT))
     if query.strip():
-        # search.search ranks current records (or all, with include_superseded); filter the rest here.
-        hits = search.search(conn, project_id, query, limit=MAX_LIMIT, types=types,
-                             include_superseded=status != "current")
+        # The ranking ctx_search uses (hybrid.search_hits: the hot path's, fused with vectors once they
+        # exist); it ranks current records (or all, with include_superseded); filter the rest here.
+        vec = VECTORS.get()
+        hits = hybrid.search_hits(conn, project_id, query, store=vec[0] if vec else None,
+                                  embedder=vec[1] if vec else None, limit=MAX_LIMIT, types=types,
+                                  include_superseded=status != "current")
         ids = [h.record["id"] for h in hits]
         rows = {r["id"]: r for r in records.listing(conn, project_id, ids=ids, scope=scope, status=status)}
         out = []
