@@ -64,7 +64,7 @@ def test_a_downloaded_model_is_found_offline(home, monkeypatch):
     assert emb.tag == f"acme/tiny|{TEST_MODEL_DIM}"
 
 
-def test_records_are_embedded_with_type_date_and_project():
+def test_records_are_embedded_with_type_and_title_not_date_or_project():
     text = embeddings.text_for({"type": "decision", "valid_from": "2026-03-01T10:00:00Z", "title": "Use gRPC",
                                 "body": "for service calls"}, "payments")
-    assert text == "[decision] [2026-03-01] [payments] Use gRPC\nfor service calls"
+    assert text == "[decision] Use gRPC\nfor service calls"

@@ -325,3 +325,36 @@ def test_import_on_a_full_disk_names_the_cause(tmp_path: Path, repo: Path):
         check.close()
     finally:
         subprocess.run(["umount", str(disk)], capture_output=True)
+
+
+def test_a_write_gets_its_turn_among_busy_writers(home: Path):
+    """Another process holds the write lock 95 ms of every 100 (back-to-back writes: parallel hooks, extraction,
+    consolidation). SQLite's own busy handler sleeps up to 100 ms between tries and mostly misses the 5 ms
+    windows, so a hook's write was lost as "database is locked"; ``db.transaction`` then polls every 2 ms."""
+    import time
+
+    db.connect().close()
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys, time\n"
+        f"c = sqlite3.connect({str(home / 'agentctx.db')!r}, isolation_level=None, timeout=10)\n"
+        "print('ready', flush=True)\n"
+        "end = time.monotonic() + 30\n"
+        "while time.monotonic() < end:\n"
+        "    c.execute('BEGIN IMMEDIATE'); time.sleep(0.095); c.execute('COMMIT'); time.sleep(0.005)\n")],
+        stdout=subprocess.PIPE)
+    assert holder.stdout.readline().strip() == b"ready"
+    conn = db.connect(busy_ms=300)
+    failures = 0
+    try:
+        for _ in range(10):
+            try:
+                with db.transaction(conn):
+                    conn.execute("UPDATE meta SET value = value WHERE key = 'generation'")
+            except sqlite3.OperationalError:
+                failures += 1
+            time.sleep(0.013)
+    finally:
+        holder.kill()
+        holder.wait()
+        conn.close()
+    assert failures == 0

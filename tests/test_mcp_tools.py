@@ -57,9 +57,17 @@ def test_fifteen_awkward_results_fit_in_1000_tokens(service, conn, proj):
     for i in range(30):
         records.add(conn, proj.id, type="discovery", title=f"{AWKWARD[i % 4][:290]} kafka {i}",
                     body=AWKWARD[(i + 1) % 4] + " kafka")
-    text = service.search("kafka")
-    assert len(text.splitlines()) == 16  # the header and 15 results
+    text = service.search("an overview of kafka")  # a broad query: the deepest default list
+    assert len(text.splitlines()) == 1 + budgets.SEARCH_RESULTS_BROAD == 16  # the header and 15 results
     assert budgets.estimate_tokens(text) <= SEARCH_TOKENS
+
+
+def test_ctx_search_lists_fewer_results_for_a_narrow_query(service, conn, proj):
+    for i in range(30):
+        records.add(conn, proj.id, type="discovery", title=f"kafka consumer lag note {i}", body=f"partition {i}")
+    narrow = service.search("kafka consumer lag")
+    broad = service.search("kafka consumer lag: all the notes and their partitions?")
+    assert len(narrow.splitlines()) == 1 + budgets.SEARCH_RESULTS < len(broad.splitlines()) == 1 + budgets.SEARCH_RESULTS_BROAD
 
 
 def test_get_output_is_capped_and_says_so(service, conn, proj):

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from agentctx import clock, project
+from agentctx import clock, project, scoring
 from agentctx.store import records, search
 
 OTHER = "0ther0project000"
@@ -148,7 +148,8 @@ def test_superseded_records_are_excluded_unless_asked(conn: sqlite3.Connection, 
     rest = records.add(conn, proj.id, type="decision", title="Services talk REST", body="ledger service calls")
     grpc = records.supersede(conn, proj.id, rest["id"], title="Services talk gRPC", body="ledger service calls")
     assert ids(search.search(conn, proj.id, "ledger service")) == [grpc["id"]]
-    assert ids(search.search(conn, proj.id, "REST")) == []
+    # worded like the old fact, the prompt finds what replaced it, never the old record (test_retrieval)
+    assert ids(search.search(conn, proj.id, "REST")) == [grpc["id"]]
     both = ids(search.search(conn, proj.id, "ledger service", include_superseded=True))
     assert sorted(both) == sorted([rest["id"], grpc["id"]])
     assert ids(search.search(conn, proj.id, "REST", include_superseded=True)) == [rest["id"]]
@@ -200,15 +201,17 @@ def test_pinned_records_rank_first(conn: sqlite3.Connection, proj: project.Proje
 
 def test_old_bugfix_ranks_below_an_equally_matching_new_one(conn: sqlite3.Connection, proj: project.Project,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Age breaks the tie, within its bound (scoring.STANDING_SPAN): never more than ×0.9 / ×1.05."""
     monkeypatch.setenv("AGENTCTX_NOW", "2026-06-01T00:00:00Z")
-    old = records.add(conn, proj.id, type="bugfix", title="Timeout in ledger client fixed",
+    old = records.add(conn, proj.id, type="bugfix", title="Timeout in ledger client fixed (March)",
                       body="Raised the ledger client timeout.", valid_from=clock.parse("2026-03-01"))
-    new = records.add(conn, proj.id, type="bugfix", title="Timeout in ledger client fixed",
+    new = records.add(conn, proj.id, type="bugfix", title="Timeout in ledger client fixed (May)",
                       body="Raised the ledger client timeout.", valid_from=clock.parse("2026-05-30"))
     hits = search.search(conn, proj.id, "ledger client timeout")
     assert ids(hits) == [new["id"], old["id"]]
     assert hits[0].relevance == pytest.approx(hits[1].relevance)
-    assert hits[1].score < hits[0].score * 0.2  # ~90 days at 0.95/day
+    span = scoring.STANDING_SPAN
+    assert (1 - span) / (1 + span / 2) <= hits[1].score / hits[0].score < 1
 
 
 def test_decisions_do_not_decay(conn: sqlite3.Connection, proj: project.Project,
@@ -232,12 +235,14 @@ def test_type_weight_breaks_ties(conn: sqlite3.Connection, proj: project.Project
 
 
 def test_inferred_confidence_ranks_below_explicit(conn: sqlite3.Connection, proj: project.Project) -> None:
-    inferred = records.add(conn, proj.id, type="convention", title="Branch names use ticket ids",
+    inferred = records.add(conn, proj.id, type="convention", title="Branch names use ticket ids, said once",
                            confidence="inferred")
-    explicit = records.add(conn, proj.id, type="convention", title="Branch names use ticket ids")
+    explicit = records.add(conn, proj.id, type="convention", title="Branch names use ticket ids, as agreed")
     hits = search.search(conn, proj.id, "branch names ticket")
     assert ids(hits) == [explicit["id"], inferred["id"]]
-    assert hits[1].score == pytest.approx(hits[0].score * 0.8)
+    assert hits[0].relevance == pytest.approx(hits[1].relevance)
+    span = scoring.STANDING_SPAN  # confidence is part of the standing, within the same bound
+    assert hits[1].score == pytest.approx(hits[0].score * (1 - span + span * 0.8))
 
 
 # ---------------------------------------------------------------- degradation ladder

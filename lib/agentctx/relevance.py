@@ -81,10 +81,11 @@ def _count(stems: tuple[str, ...], counts: dict[str, int]) -> int:
     return min(counts.get(s, 0) for s in stems)
 
 
-def score(query: Query, rec: dict, avg_len: float) -> tuple[float, float]:
-    """(relevance, coverage) of one record: its ``title``, ``body``, ``terms`` and ``context``."""
+def score(query: Query, rec: dict, avg_len: float) -> tuple[float, float, int]:
+    """(relevance, coverage, prompt words it holds) of one record: its ``title``, ``body``, ``terms`` and
+    ``context`` (the count is of words in its own text or terms, not its context)."""
     if not query:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0
     pre = query.prefixes
     (n_title, title), (n_body, body) = bag(rec.get("title"), pre), bag(rec.get("body"), pre)
     _, terms = bag(rec.get("terms"), pre)
@@ -93,14 +94,16 @@ def score(query: Query, rec: dict, avg_len: float) -> tuple[float, float]:
     norm = K1 * (1.0 - B + B * max(length, avg_len) / max(avg_len, 1.0))
     wt, wb, wx = FIELD_WEIGHTS
     total = covered = 0.0
+    matched = 0
     for stems, weight in query.terms:
         own = wt * _count(stems, title) + wb * _count(stems, body) if (title or body) else 0
         tf = own + wx * _count(stems, terms) if terms else own
         if tf:
             total += weight * tf * (K1 + 1.0) / (tf + norm)
             covered += weight if own else HALF_CREDIT * weight
+            matched += 1
         elif all(s in context for s in stems):
             total += CONTEXT_WEIGHT * weight
             covered += HALF_CREDIT * weight
     coverage = covered / query.total_weight if query.total_weight else 0.0
-    return total * coverage, coverage
+    return total * coverage, coverage, matched

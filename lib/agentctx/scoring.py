@@ -40,12 +40,14 @@ CONFIDENCE_WEIGHT = {"explicit": 1.0, "reinforced": 1.0, "inferred": 0.8}
 # A hit weaker than this fraction of the best hit's relevance is noise for per-turn injection.
 RELATIVE_FLOOR = 0.15
 
-# What a prompt gets injected (``worth_injecting``): nothing unless the best record holds at least
-# MIN_COVERAGE of the prompt's word weight (``relevance``: a prompt about something the project has no
-# record of matches one or two of its words at most); then each record that covers as much and scores
-# at least INJECT_CUTOFF of the best (INJECT_CUTOFF_BROAD for a broad or multi-part prompt, whose parts
-# are answered by records of unequal strength).
+# What a prompt gets injected (``worth_injecting``): nothing unless some record answers it, that is holds
+# at least MIN_COVERAGE of the prompt's word weight (``relevance``) or at least MIN_MATCHED of its words (a
+# question after a long paste: the paste's words dilute the share) — a prompt about something the project
+# has no record of matches one or two of its words at most; then each record that answers it so and
+# scores at least INJECT_CUTOFF of the best (INJECT_CUTOFF_BROAD for a broad or multi-part prompt, whose
+# parts are answered by records of unequal strength).
 MIN_COVERAGE = 0.2
+MIN_MATCHED = 3
 INJECT_CUTOFF = 0.6
 INJECT_CUTOFF_BROAD = 0.35
 
@@ -63,14 +65,14 @@ def final_score(
 def worth_injecting(hits: list, *, broad: bool = False) -> list:
     """The hits (``store.search.Hit``, best first) worth injecting for a prompt, in order: pinned ones
     skip the relative cutoff, never the coverage floor."""
-    if not hits:
+    answers = [h for h in hits if h.coverage >= MIN_COVERAGE or h.matched >= MIN_MATCHED]
+    if not answers:
         return []
     best = max(h.score for h in hits)
-    top_coverage = max(h.coverage for h in hits)
-    if top_coverage < MIN_COVERAGE or best <= 0:
+    if best <= 0:
         return []
     cutoff = (INJECT_CUTOFF_BROAD if broad else INJECT_CUTOFF) * best
-    return [h for h in hits if h.coverage >= MIN_COVERAGE and (h.record.get("pinned") or h.score >= cutoff)]
+    return [h for h in answers if h.record.get("pinned") or h.score >= cutoff]
 
 
 # Stored score (the consolidation pass): base × access × recency × confidence, in [0, ~1.5].

@@ -90,8 +90,8 @@ def search_hits(conn: sqlite3.Connection, project_id: str, text: str, *, store=N
     cosines = sorted(near.values())
     lo, hi = (cosines[0], cosines[-1]) if cosines else (0.0, 1.0)
     span = (hi - lo) or 1.0
-    pool = {rid: (h.record, h.relevance, h.coverage) for rid, h in lexical.items()}
-    pool.update({rid: (rec, 0.0, 0.0) for rid, rec in found.items()})
+    pool = {rid: (h.record, h.relevance, h.coverage, h.matched) for rid, h in lexical.items()}
+    pool.update({rid: (rec, 0.0, 0.0, 0) for rid, rec in found.items()})
     # Session neighbours of the candidates score too (what the answer next to a matching record needs).
     nbrs = search.session_neighbours(conn, list(pool))
     outside = [n for ns in nbrs.values() for n in ns if n not in pool and n not in near]
@@ -104,10 +104,10 @@ def search_hits(conn: sqlite3.Connection, project_id: str, text: str, *, store=N
         base[rid] = (pool[rid][1] if rid in pool else 0.0) / top_rel + FUSED_VECTOR_WEIGHT * closeness
     newcomers = [n for n in base if n not in pool]
     if newcomers:
-        pool.update({r["id"]: (r, 0.0, 0.0) for r in records.current(conn, project_id, include_global=True,
-                                                                     ids=newcomers, types=types)})
-    rows = [(rec, base[rid] + NEIGHBOUR_WEIGHT * max((base[n] for n in nbrs.get(rid, ())), default=0.0), cov)
-            for rid, (rec, _, cov) in pool.items()]
+        pool.update({r["id"]: (r, 0.0, 0.0, 0) for r in records.current(conn, project_id, include_global=True,
+                                                                        ids=newcomers, types=types)})
+    rows = [(rec, base[rid] + NEIGHBOUR_WEIGHT * max((base[n] for n in nbrs.get(rid, ())), default=0.0), cov, m)
+            for rid, (rec, _, cov, m) in pool.items()]
     return search.rank(rows)[:limit]
 
 

@@ -165,14 +165,16 @@ def informative(conn: sqlite3.Connection, words: list[str], counts: dict[str, in
 
 
 class Hit:
-    """A search result: the record, its query relevance, final score, ladder rung, and the share of the
-    prompt's words it covers (``relevance.score``; 1.0 on the rungs below FTS5, which cannot tell)."""
+    """A search result: the record, its query relevance, final score, ladder rung, the share of the
+    prompt's word weight it covers and how many of the prompt's words it holds (``relevance.score``;
+    coverage 1.0 on the rungs below FTS5, which cannot tell)."""
 
-    __slots__ = ("record", "relevance", "score", "rung", "coverage")
+    __slots__ = ("record", "relevance", "score", "rung", "coverage", "matched")
 
-    def __init__(self, record: dict, relevance: float, score: float, rung: str, coverage: float = 1.0):
+    def __init__(self, record: dict, relevance: float, score: float, rung: str, coverage: float = 1.0,
+                 matched: int = 0):
         self.record, self.relevance, self.score, self.rung = record, relevance, score, rung  # rung: fts|like|pinned
-        self.coverage = coverage
+        self.coverage, self.matched = coverage, matched
 
 
 def average_length(conn: sqlite3.Connection) -> float:
@@ -211,7 +213,7 @@ def _type_clause(types: list[str]) -> str:
 
 
 def _rank(rows: Iterable[tuple], rung: str, reference: str) -> list[Hit]:
-    """Hits from (record, relevance[, coverage]) rows, ordered: pinned first, then by final score."""
+    """Hits from (record, relevance[, coverage[, matched]]) rows, ordered: pinned first, then by final score."""
     hits = []
     ref = clock.to_datetime(reference)
     for rec, rel, *rest in rows:
@@ -237,23 +239,23 @@ def session_neighbours(conn: sqlite3.Connection, record_ids: list[str]) -> dict[
 
 
 def rank(rows: Iterable[tuple], rung: str = "fts") -> list[Hit]:
-    """Hits for (record, relevance[, coverage]) rows, scored now by the standing rules: pinned first,
+    """Hits for (record, relevance[, coverage[, matched]]) rows, scored now by the standing rules: pinned first,
     then by final score (what the hybrid ranking shares with this one)."""
     return _rank(rows, rung, clock.now())
 
 
 def rescore(conn: sqlite3.Connection, query: relevance.Query, rows: Iterable[tuple[dict, float]]) -> list[tuple]:
-    """The second stage: (record, relevance, coverage) for FTS5 candidates given as (record with its
+    """The second stage: (record, relevance, coverage, matched) for FTS5 candidates given as (record with its
     ``terms`` and ``context``, BM25). The derived columns are dropped from the record afterwards. A
     candidate the second stage finds nothing in (the index matched a spelling it does not share) keeps
     a sliver of its BM25, below every candidate it scores."""
     avg = average_length(conn)
     out = []
     for rec, bm in rows:
-        rel, cov = relevance.score(query, rec, avg)
+        rel, cov, matched = relevance.score(query, rec, avg)
         rec.pop("terms", None)
         rec.pop("context", None)
-        out.append((rec, rel if rel > 0 else 1e-6 * bm, cov))
+        out.append((rec, rel if rel > 0 else 1e-6 * bm, cov, matched))
     return out
 
 
@@ -320,7 +322,7 @@ def _current_for_superseded(conn, project_id, query, scored: list[tuple], types:
     old = [rec["id"] for rec, *_ in scored if rec.get("superseded_at")]
     new = successors(conn, project_id, old) if old else {}
     best: dict[str, tuple] = {}
-    for rec, rel, cov in scored:
+    for rec, rel, cov, matched in scored:
         if rec.get("superseded_at"):
             succ = new.get(rec["id"])
             if succ is None or (types and succ["type"] not in types):
@@ -329,7 +331,8 @@ def _current_for_superseded(conn, project_id, query, scored: list[tuple], types:
                 best[succ["id"]] = rescore(conn, query, [(succ, 0.0)])[0]
             rec = best[succ["id"]][0]
         mine = best.get(rec["id"])
-        best[rec["id"]] = (rec, max(rel, mine[1]), max(cov, mine[2])) if mine else (rec, rel, cov)
+        best[rec["id"]] = ((rec, max(rel, mine[1]), max(cov, mine[2]), max(matched, mine[3])) if mine
+                           else (rec, rel, cov, matched))
     return list(best.values())
 
 
