@@ -347,7 +347,7 @@ def render(r: dict, argv) -> str:
         f"({p['pull_records_per_second']:,} records/s; store {p['store_mb_after_pull']} MB) |",
         f"| of which: validation and redaction of each record before it is stored | "
         f"{p['validate_and_redact_ms_per_record']} ms per record |",
-        f"| consolidation step when nothing changed, fresh process (psycopg import, TLS connect, 3 queries) | "
+        f"| consolidation step when nothing changed, fresh process (psycopg import, TLS connect, a few queries) | "
         f"{n['step_fresh_process_ms']} ms median |",
         f"| same process, second call (psycopg imported; new TLS connection) | "
         f"{n['step_fresh_process_second_call_ms']} ms |",
