@@ -345,7 +345,22 @@ def baseline_cases(interp: dict, env: dict[str, str], cwd: str) -> list[Case]:
     return cases
 
 
-def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int) -> dict:
+def consolidate_store(home: str, project_dir: str) -> dict:
+    """One full consolidation pass in-process (what SessionEnd starts), so the hooks meet the store as it
+    is between sessions: retrieval expansion done (``terms`` indexed, ``context`` stored), and vectors when
+    ``AGENTCTX_EMBED_MODEL`` names a model."""
+    os.environ["AGENTCTX_HOME"] = home
+    from agentctx import project
+    from agentctx.consolidation import consolidate
+
+    t0 = time.perf_counter()
+    report = consolidate.run(project.detect(project_dir), seconds=3600,
+                             use_embeddings=bool(os.environ.get("AGENTCTX_EMBED_MODEL")))
+    return {"seconds": round(time.perf_counter() - t0, 1), "status": report["status"],
+            "expanded": report["steps"].get("expand", {}).get("expanded")}
+
+
+def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolidate: bool = False) -> dict:
     home = os.path.join(work, f"store-{n}")
     if os.path.exists(home):
         shutil.rmtree(home)
@@ -353,6 +368,9 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int) -> dict:
     store = build_store(home, n, quiet=True)
     print(f"  built in {store['build_seconds']} s; {store['db_bytes']:,} bytes "
           f"({store['db_bytes_per_10k_records']:,} per 10k records)", flush=True)
+    if consolidate:
+        store["consolidation"] = consolidate_store(home, store["project_dir"])
+        print(f"  consolidated in {store['consolidation']['seconds']} s", flush=True)
     repo = store["project_dir"]
     env = hook_env(home, repo)
     cache = os.path.join(home, "digests", f"{store['project_id']}.json")
@@ -504,7 +522,10 @@ def markdown(result: dict) -> str:
         + ", ".join(f"{s.get('loadavg_after')} after {s['records']:,}" for s in sizes) + ".",
         "",
         f"Whole-process wall time in ms, median / p95 over {result['runs']} runs after {result['warmup']} "
-        "warm-up runs. Command: `" + result["command"] + "`.",
+        "warm-up runs. Command: `" + result["command"] + "`."
+        + ("" if not sizes or "consolidation" not in sizes[0]["store"] else
+           " Each store had a full consolidation pass before timing (retrieval expansion indexed): "
+           + ", ".join(f"{s['store']['consolidation']['seconds']} s at {s['records']:,}" for s in sizes) + "."),
         "",
     ]
     head = "| case | " + " | ".join(f"{s['records']:,} records" for s in sizes) + " |"
@@ -562,6 +583,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="smoke check: 1000 records, 10 runs, 2 warm-ups")
     ap.add_argument("--work-dir", default=None, help="where stores are built (default: a temp dir, removed after)")
     ap.add_argument("--keep", action="store_true", help="keep the stores after the run")
+    ap.add_argument("--consolidate", action="store_true",
+                    help="run a consolidation pass on each store before timing (expansion indexed, as between sessions)")
     ap.add_argument("--out", default=os.path.join(BENCH, "results"),
                     help="results folder (default bench/results; --quick writes hooks-quick.*)")
     args = ap.parse_args(argv)
@@ -585,7 +608,7 @@ def main(argv: list[str] | None = None) -> None:
               "sizes": []}
     try:
         for n in sizes:
-            result["sizes"].append(bench_size(n, work, interp, args.runs, args.warmup))
+            result["sizes"].append(bench_size(n, work, interp, args.runs, args.warmup, args.consolidate))
         print("baselines again, after the hooks (drift check)", flush=True)
         result["baselines_end"] = measure(baseline_cases(interp, scratch_env, work), runs=args.runs,
                                           warmup=args.warmup)

@@ -177,7 +177,7 @@ def test_the_launcher_exits_0_when_uv_fails(tmp_path, repo, script, code):
     assert proc.returncode == 0
     assert proc.stdout == b""
     log = tmp_path / "agentctx-hooks.log"
-    wait_for(log.exists, "the launcher's log line (SessionEnd runs detached)")
+    wait_for(lambda: log.exists() and log.read_text().strip(), "the launcher's log line (SessionEnd runs detached)")
     (line,) = log.read_text().splitlines()
     assert line.endswith(f"launch {script}: uv exited {code}"), line
 

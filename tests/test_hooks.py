@@ -172,7 +172,7 @@ def test_bad_stdin_fails_open(seeded, home, hook, stdin):
     _assert_quiet_success(proc)
     assert proc.stdout == b""
     log = home / "logs" / "agentctx.log"
-    wait_for(log.exists, "the log line (SessionEnd runs detached)")
+    wait_for(lambda: log.exists() and log.read_text().strip(), "the log line (SessionEnd runs detached)")
     assert log.read_text().strip().splitlines()[-1].split()[1] in ("SessionStart", "UserPromptSubmit", "SessionEnd")
 
 

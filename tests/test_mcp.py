@@ -214,9 +214,10 @@ def test_search_returns_a_compact_index(server, world):
 
 
 def test_search_budget_fifteen_results(server, world):
-    text = server.text("ctx_search", {"query": "kafka consumer rebalances brokers"})
+    text = server.text("ctx_search", {"query": "all the kafka consumer rebalances and brokers"})  # broad: 15
     found = lines_of(text)
     assert len(found) == 15
+    assert len(lines_of(server.text("ctx_search", {"query": "kafka consumer rebalances brokers"}))) == 8  # narrow
     assert budgets.estimate_tokens(text) <= 1000
     for line in text.splitlines()[1:]:
         assert budgets.estimate_tokens(line) <= 60, line

@@ -63,9 +63,9 @@ def final_score(
 
 
 def worth_injecting(hits: list, *, broad: bool = False) -> list:
-    """The hits (``store.search.Hit``, best first) worth injecting for a prompt, in order: pinned ones
-    skip the relative cutoff, never the coverage floor."""
-    answers = [h for h in hits if h.coverage >= MIN_COVERAGE or h.matched >= MIN_MATCHED]
+    """The hits (``store.search.Hit``, best first) worth injecting for a prompt, in order. A pinned record
+    the prompt matches at all is always among them (the user pinned it; it leads)."""
+    answers = [h for h in hits if h.record.get("pinned") or h.coverage >= MIN_COVERAGE or h.matched >= MIN_MATCHED]
     if not answers:
         return []
     best = max(h.score for h in hits)

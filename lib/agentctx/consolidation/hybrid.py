@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterable
 
 from agentctx import relevance
-from agentctx.store import records, search
+from agentctx.store import search
 
 RRF_K = 60
 FTS_WEIGHT = 1.0
@@ -50,13 +50,32 @@ def vector_ids(store, embedder, project_id: str, text: str, k: int) -> list[str]
     return [rid for rid, _ in store.knn(project_id, q, k)]
 
 
-def query_vector(conn: sqlite3.Connection, embedder, text: str):
+def query_vector(conn: sqlite3.Connection, embedder, text: str, counts: tuple[int, dict[str, int]] | None = None):
     """``text`` embedded with each word weighted by the square root of its idf in the store (stop words
-    and one-letter words weigh nothing)."""
+    and one-letter words weigh nothing); ``counts`` is ``search.document_counts`` of its words if known."""
     words = search.terms(text)
-    total, counts = search.document_counts(conn, words) if words else (0, {})
-    weights = {w: relevance.idf(n, max(total, 1)) ** 0.5 for w, n in counts.items()}
+    total, counts_of = counts or (search.document_counts(conn, words) if words else (0, {}))
+    weights = {w: relevance.idf(n, max(total, 1)) ** 0.5 for w, n in counts_of.items()}
     return embedder.encode_query(text, lambda word: weights.get(word, 0.0))
+
+
+def _cosines(store, project_id: str, q, depth: int):
+    """(the ``depth`` nearest records {id: cosine}, lookup(ids) -> {id: cosine} for any of the project's)."""
+    kept = store.similarities(project_id, q)
+    if kept is not None:  # the project's matrix in memory: every cosine at once
+        rows, sims = kept
+        ids = list(rows)
+        top = sims.argsort()[::-1][:depth] if len(ids) else []
+        return ({ids[i]: float(sims[i]) for i in top},
+                lambda wanted: {r: float(sims[rows[r]]) for r in wanted if r in rows})
+    near = dict(store.knn(project_id, q, depth))
+
+    def lookup(wanted: list[str]) -> dict[str, float]:
+        out = {r: near[r] for r in wanted if r in near}
+        out.update({rid: float(vec @ q) for rid, vec in store.vectors_of([r for r in wanted if r not in near]).items()})
+        return out
+
+    return near, lookup
 
 
 def search_records(conn: sqlite3.Connection, project_id: str, text: str, *, store=None, embedder=None,
@@ -72,40 +91,34 @@ def search_hits(conn: sqlite3.Connection, project_id: str, text: str, *, store=N
     """``search_records`` as ``store.search.Hit`` objects (``relevance`` is the fused score)."""
     types = list(types or [])
     depth = max(limit, CANDIDATES)
-    hits = search.search(conn, project_id, text, limit=depth, types=types, include_superseded=include_superseded)
     if store is None or embedder is None:
-        return hits[:limit]
-    q = query_vector(conn, embedder, text)
-    near = dict(store.knn(project_id, q, depth))
+        return search.search(conn, project_id, text, limit=limit, types=types, include_superseded=include_superseded)
+    words = search.terms(text)
+    counts = search.document_counts(conn, words) if words else None
+    hits = search.search(conn, project_id, text, limit=depth, types=types, include_superseded=include_superseded,
+                         counts=counts)
+    q = query_vector(conn, embedder, text, counts)
     lexical = {h.record["id"]: h for h in hits}
-    missing = [rid for rid in lexical if rid not in near]
-    if missing:
-        near.update({rid: float(vec @ q) for rid, vec in store.vectors_of(missing).items()})
-    extra = [rid for rid in near if rid not in lexical]
-    found = {r["id"]: r for r in records.current(conn, project_id, include_global=True, ids=extra, types=types)} \
-        if extra else {}
+    near, lookup = _cosines(store, project_id, q, depth)
+    found = search.current_by_ids(conn, project_id, [rid for rid in near if rid not in lexical], types)
     if not lexical and not found:
         return []
     top_rel = max((h.relevance for h in hits), default=0.0) or 1.0
-    cosines = sorted(near.values())
-    lo, hi = (cosines[0], cosines[-1]) if cosines else (0.0, 1.0)
+    lo, hi = (min(near.values()), max(near.values())) if near else (0.0, 1.0)
     span = (hi - lo) or 1.0
     pool = {rid: (h.record, h.relevance, h.coverage, h.matched) for rid, h in lexical.items()}
     pool.update({rid: (rec, 0.0, 0.0, 0) for rid, rec in found.items()})
     # Session neighbours of the candidates score too (what the answer next to a matching record needs).
     nbrs = search.session_neighbours(conn, list(pool))
-    outside = [n for ns in nbrs.values() for n in ns if n not in pool and n not in near]
-    if outside:
-        near.update({rid: float(vec @ q) for rid, vec in store.vectors_of(outside).items()})
+    everyone = list({*pool, *(n for ns in nbrs.values() for n in ns)})
+    cosines = lookup(everyone)
     base = {}
-    for rid in {*pool, *(n for ns in nbrs.values() for n in ns)}:
-        cos = near.get(rid)
+    for rid in everyone:
+        cos = cosines.get(rid)
         closeness = min(1.0, max(0.0, (cos - lo) / span)) if cos is not None else 0.0
         base[rid] = (pool[rid][1] if rid in pool else 0.0) / top_rel + FUSED_VECTOR_WEIGHT * closeness
-    newcomers = [n for n in base if n not in pool]
-    if newcomers:
-        pool.update({r["id"]: (r, 0.0, 0.0, 0) for r in records.current(conn, project_id, include_global=True,
-                                                                        ids=newcomers, types=types)})
+    newcomers = search.current_by_ids(conn, project_id, [n for n in base if n not in pool], types)
+    pool.update({rid: (rec, 0.0, 0.0, 0) for rid, rec in newcomers.items()})
     rows = [(rec, base[rid] + NEIGHBOUR_WEIGHT * max((base[n] for n in nbrs.get(rid, ())), default=0.0), cov, m)
             for rid, (rec, _, cov, m) in pool.items()]
     return search.rank(rows)[:limit]

@@ -226,6 +226,21 @@ def _rank(rows: Iterable[tuple], rung: str, reference: str) -> list[Hit]:
     return hits
 
 
+def current_by_ids(conn: sqlite3.Connection, project_id: str, record_ids: list[str],
+                   types: list[str] | None = None) -> dict[str, dict]:
+    """{id: record} of the current records of this project (or global) among ``record_ids`` (of ``types``),
+    looked up by id: the unary ``+`` keeps SQLite from scanning the project's index instead."""
+    if not record_ids:
+        return {}
+    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))
+    rows = conn.execute(
+        f"SELECT {cols} FROM records r WHERE r.id IN ({','.join('?' * len(record_ids))}) "
+        "AND (+r.project_id = ? OR +r.scope = 'global') AND +r.superseded_at IS NULL AND +r.archived_at IS NULL"
+        + (f" AND +r.type IN ({','.join('?' * len(types))})" if types else ""),
+        (*record_ids, project_id, *(types or ())))
+    return {r["id"]: dict(r) for r in rows}
+
+
 def session_neighbours(conn: sqlite3.Connection, record_ids: list[str]) -> dict[str, list[str]]:
     """{record id: ids of the records just before and after it in its session} (one statement)."""
     if not record_ids:
@@ -380,11 +395,13 @@ def search(
     exclude: Iterable[str] = (),
     include_superseded: bool = False,
     relative_floor: float = 0.0,
+    counts: tuple[int, dict[str, int]] | None = None,
 ) -> list[Hit]:
     """Best records for ``text`` in this project (plus global ones), best first.
 
     ``exclude`` drops ids (per-session dedup); ``relative_floor`` drops hits whose
-    relevance is below that fraction of the best hit's.
+    relevance is below that fraction of the best hit's; ``counts`` is ``document_counts`` of
+    ``terms(text)`` when the caller has it already.
     """
     types = list(types or [])
     words = terms(text)
@@ -392,7 +409,7 @@ def search(
     hits: list[Hit] = []
     if words:
         try:
-            total, counts = document_counts(conn, words)
+            total, counts = counts or document_counts(conn, words)
             useful = informative(conn, words, counts, total)
             split = splits(conn, counts)
             useful += [" ".join(parts) for parts, _ in split.values()]

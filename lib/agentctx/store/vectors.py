@@ -16,6 +16,8 @@ import sqlite3
 from agentctx import paths
 from agentctx.logs import log
 
+KEEP_MAX = 50_000  # Store.similarities keeps a project's matrix in memory up to this many vectors (≤ 51 MB)
+
 
 def path() -> str:
     return paths.sub("vectors.db")
@@ -78,6 +80,7 @@ class Store:
         vec = _open_vec(self.file)
         self.backend = "vec0" if vec is not None else "numpy"
         self.db = vec if vec is not None else _Stdlib(self.file)
+        self._kept: dict[str, tuple] = {}  # project id -> (data_version, ids, row of id, matrix): similarities()
         if vec is not None:
             vec.setbusytimeout(busy_ms)
         self.execute("PRAGMA journal_mode=WAL")
@@ -119,6 +122,7 @@ class Store:
 
     def reset(self, tag: str, dim: int) -> None:
         """Drop every vector and start over for model ``tag`` of dimension ``dim``."""
+        self._kept.clear()
         self._begin()
         try:
             self.execute("DELETE FROM vectors")
@@ -159,6 +163,7 @@ class Store:
 
     def upsert(self, rows: list[tuple[str, str, str, bytes]]) -> None:
         """(record id, project id, type, float32 bytes) rows, in one transaction."""
+        self._kept.clear()
         self._begin()
         try:
             for record_id, pid, rtype, blob in rows:
@@ -182,6 +187,7 @@ class Store:
 
     def delete(self, record_ids: list[str]) -> int:
         """Remove the vectors of these records; how many were there."""
+        self._kept.clear()
         gone = 0
         self._begin()
         try:
@@ -233,6 +239,26 @@ class Store:
         if not rows:
             return [], np.zeros((0, dim), dtype=np.float32)
         return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+    def similarities(self, project_id: str, query_vec) -> tuple[dict[str, int], object] | None:
+        """({record id: row}, cosine of every vector of the project with a unit query vector), from the
+        project's matrix kept in memory while the file is unchanged (``PRAGMA data_version``): what a
+        long-lived process (the MCP server, the dashboard) answers each search with in well under a
+        millisecond. None for a project over KEEP_MAX vectors (use ``knn``: its index keeps memory flat)."""
+        import numpy as np
+
+        version = list(self.execute("PRAGMA data_version"))[0][0]
+        kept = self._kept.get(project_id)
+        if kept is None or kept[0] != version:
+            (n,) = list(self.execute("SELECT COUNT(*) FROM vectors WHERE project_id = ?", (project_id,)))[0]
+            if n > KEEP_MAX:
+                return None
+            ids, mat = self.matrix(project_id)
+            kept = (version, {rid: i for i, rid in enumerate(ids)}, mat)
+            self._kept[project_id] = kept
+        _, rows, mat = kept
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        return rows, (mat @ q if len(rows) else np.zeros(0, dtype=np.float32))
 
     def vectors_of(self, record_ids: list[str]) -> dict:
         """{record id: unit float32 vector} of the records that have one."""
