@@ -80,7 +80,7 @@ def everything_on_disk(home: Path, repo: Path) -> dict[str, bytes]:
 
 def test_forget_retires_without_a_replacement_and_history_keeps_it(placed, home, repo, conn):
     proj, rec, keep, _ = placed
-    done = cli(home, repo, "forget", rec["id"][:10], "--json")
+    done = cli(home, repo, "forget", rec["id"][:16], "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["id"] == rec["id"] and out["superseded_at"] and out["superseded_by"] is None
@@ -180,7 +180,7 @@ def test_the_dashboard_forgets_and_purges_only_when_confirmed(server, store, pro
 
 
 def test_needles_skip_short_titles():
-    from agentctx import forgetting
+    from agentctx.maintenance import forgetting
 
     rec = {"id": "01ABCDEFGHJKMNPQRSTVWXYZ00", "title": "Use tabs", "body": "x" * 100}
     assert forgetting.needles(rec) == [rec["id"], "x" * forgetting.NEEDLE_CHARS]

@@ -343,7 +343,7 @@ def test_offline_client_catches_up(team, pg, tmp_path):
                           title="Deploys go through canary")
         gone = dave.add("Temporary note about the old VPN")
         dave.sync()
-        from agentctx import forgetting
+        from agentctx.maintenance import forgetting
         forgetting.purge(dave.conn, dave.proj.id, gone["id"])
         dave.sync()
     finally:

@@ -358,7 +358,7 @@ def purge_here(conn: sqlite3.Connection, record_id: str, project_id: str, remote
     """A purge that came from ``remote``: remove the record from every place on disk as ``agentctx purge``
     does (``forgetting.purge``), without sending the purge back to that remote. The purge report, or {}
     when the record was not here."""
-    from agentctx import forgetting
+    from agentctx.maintenance import forgetting
 
     try:
         report = forgetting.purge(conn, project_id, record_id)

@@ -15,7 +15,7 @@ from agentctx.surfaces.cli.context import dump, json_option
 @json_option
 def doctor_(repair, as_json):
     """Check the store (integrity, full-text index, damaged copies, permissions); exit 1 while problems remain."""
-    from agentctx import doctor
+    from agentctx.maintenance import doctor
 
     report = doctor.repair() if repair else doctor.examine()
     if as_json:

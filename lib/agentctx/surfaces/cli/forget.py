@@ -13,7 +13,7 @@ from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
 @pass_ctx
 def forget_(c: Ctx, ref, as_json):
     """Retire a record with no replacement: it leaves search, digests and injections; history keeps it."""
-    from agentctx import forgetting
+    from agentctx.maintenance import forgetting
 
     rec = forgetting.forget(c.conn, c.project.id, ref)
     if as_json:
@@ -32,7 +32,7 @@ def forget_(c: Ctx, ref, as_json):
 def purge_(c: Ctx, ref, yes, dry_run, as_json):
     """Remove a record from every place on disk: store, archive, search index, vectors, digests, anchors,
     logs and the team file. Says what it removed."""
-    from agentctx import forgetting
+    from agentctx.maintenance import forgetting
 
     if not yes and not dry_run:
         raise click.UsageError("purge cannot be undone: add --yes (or --dry-run to see what it would remove)")

@@ -18,7 +18,7 @@ from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
 def redact_(c: Ctx, rescan, dry_run, as_json):
     """Without --rescan: read text on stdin and print it redacted (what agentctx would store)."""
     from agentctx import redact
-    from agentctx import rescan as rescan_mod
+    from agentctx.maintenance import rescan as rescan_mod
 
     if not rescan:
         if dry_run:

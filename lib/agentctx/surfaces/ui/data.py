@@ -120,7 +120,7 @@ def _confirmed(fields: dict, what: str) -> None:
 
 def forget(conn: sqlite3.Connection, project_id: str, ref: str, fields: dict) -> dict:
     """Retire a record with no replacement (kept in history); needs ``confirm``."""
-    from agentctx import forgetting
+    from agentctx.maintenance import forgetting
 
     _confirmed(fields, "forgetting a record")
     return forgetting.forget(conn, project_id, ref)
@@ -128,7 +128,7 @@ def forget(conn: sqlite3.Connection, project_id: str, ref: str, fields: dict) ->
 
 def purge(conn: sqlite3.Connection, project_id: str, ref: str, fields: dict) -> dict:
     """Remove a record from every place on disk; needs ``confirm``. The report says what went where."""
-    from agentctx import forgetting
+    from agentctx.maintenance import forgetting
 
     _confirmed(fields, "purging a record")
     return forgetting.purge(conn, project_id, ref)

@@ -83,7 +83,7 @@ def _value_cleaner(marks: list[str]):
 def purge(conn: sqlite3.Connection, project_id: str, ref: str, *, dry_run: bool = False) -> dict:
     """Remove a record of the project from every place on disk (see the module docstring); the report.
     With ``dry_run``, what would be removed (nothing is)."""
-    from agentctx import rescan
+    from agentctx.maintenance import rescan
     from agentctx.sharing import teamsync
     from agentctx.sharing.drift import DriftError
     from agentctx.store import scrub
