@@ -9,9 +9,10 @@ For each size a store is built with bench/make_store.py, then timed, per query (
 * the UserPromptSubmit selection (``injection.turn.select``, a fresh session each time): FTS5 candidates,
   the second ranking stage, the answer gate; on the store as built, and after ``agentctx consolidate``
   (expansion terms indexed, session context stored);
-* ``ctx_search`` in-process (``surfaces.mcp_tools.Service.search``, the object the MCP server holds), after
-  the pass with the embedding model (``AGENTCTX_EMBED_MODEL``, default ../shared/models/m2v-minilm-l6-256):
-  the hybrid ranking (FTS5 + vectors + session neighbours); skipped with a message without the model.
+* ``ctx_search`` in-process (``surfaces.mcp_tools.Service.search``, the object the MCP server holds) over the
+  30 keyword queries of bench/mcp_bench.py, after the pass with the embedding model (``AGENTCTX_EMBED_MODEL``,
+  default ../shared/models/m2v-minilm-l6-256): the hybrid ranking (FTS5 + vectors + session neighbours);
+  skipped with a message without the model.
 
 Writes bench/results/search.json and bench/results/search.md.
 """
@@ -34,6 +35,7 @@ sys.path.insert(0, BENCH)
 
 from make_store import build as build_store  # noqa: E402
 from make_store import project_dir  # noqa: E402
+from mcp_bench import QUERIES  # noqa: E402
 from prompts import PROMPTS  # noqa: E402
 
 MODEL = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "m2v-minilm-l6-256"))
@@ -45,12 +47,12 @@ def stats(samples: list[float]) -> dict:
             "p95_ms": round(ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)], 2)}
 
 
-def time_calls(fn, rounds: int) -> dict:
-    for p in PROMPTS:  # warm-up: page cache, statement cache, lazily built tables
+def time_calls(fn, rounds: int, inputs: list[str] = PROMPTS) -> dict:
+    for p in inputs:  # warm-up: page cache, statement cache, lazily built tables
         fn(p)
     samples = []
     for _ in range(rounds):
-        for p in PROMPTS:
+        for p in inputs:
             t0 = time.perf_counter()
             fn(p)
             samples.append((time.perf_counter() - t0) * 1000)
@@ -87,7 +89,7 @@ def bench_size(n: int, rounds: int, model: bool) -> dict:
             service = mcp_tools.Service(project_dir(home))
             service.warm()
             assert service.vectors() is not None, "vectors were not loaded"
-            out["ctx_search_hybrid"] = time_calls(lambda p: service.search(p[:mcp_tools.MAX_QUERY_CHARS]), rounds)
+            out["ctx_search_hybrid"] = time_calls(service.search, rounds, QUERIES)
             service.close()
         conn.close()
     return out
@@ -117,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     md = ["# Retrieval latency, in-process (bench/search_bench.py)", "",
           f"Command: `{results['command']}`; {results['cpus']} CPUs; load average (1 min) "
           f"{results['load_average_1m_start']} at the start, {results['load_average_1m_end']} at the end. "
-          "Median / p95 ms per call over the 30 prompts of bench/prompts.py.", "",
+          "Median / p95 ms per call over the 30 prompts of bench/prompts.py (ctx_search: the 30 keyword queries of "
+          "bench/mcp_bench.py).", "",
           "| | " + " | ".join(f"{s['records']:,} records" for s in results["sizes"]) + " |",
           "|---|" + "---:|" * len(results["sizes"])]
     rows = [("UserPromptSubmit selection (`turn.select`), store as built", "hook_as_built"),

@@ -125,9 +125,11 @@ def test_stop_without_an_api_key_captures_explicit_statements(setup):
     data, work, tx = setup
     proc = run_hook("stop", stop_payload("s-nokey", tx, work), data, env=env_for(data, None))
     assert proc.returncode == 0 and proc.stdout == b""
-    recs = wait_for(lambda: rows(data, "SELECT * FROM records"), "explicit records")
+    wait_for(lambda: rows(data, "SELECT * FROM records WHERE type = 'decision'"), "explicit records")
     wait_for(lambda: worker_idle(data, "s-nokey"), "the worker to exit")
-    assert [(r["type"], r["source"]) for r in recs] == [("decision", "user_statement")]
+    recs = rows(data, "SELECT * FROM records ORDER BY type")
+    # the statement, quoted; and the session's handover derived from its daily log (no model)
+    assert [(r["type"], r["source"]) for r in recs] == [("decision", "user_statement"), ("handover", "hook_observation")]
     log = (data / "logs" / "agentctx.log").read_text()
     assert log.count("no ANTHROPIC_API_KEY") == 1
 

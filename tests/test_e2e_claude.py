@@ -13,6 +13,7 @@ from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.bundle import plugin_env
 from tests.support.claude_cli import claude_plugin, run_claude
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.claude
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,9 +69,14 @@ def test_digest_and_turn_records_reach_the_model_and_superseded_facts_do_not(cla
     assert "Invoice PDF rendering crashed on emoji names" in seen  # the per-turn record
     session_id = run.json["session_id"]
     conn = db.connect()
-    row = conn.execute("SELECT tokens_injected, injections, ended_at FROM sessions WHERE session_id = ?",
-                       (session_id,)).fetchone()
-    assert row is not None and row["injections"] == 2 and row["ended_at"]  # SessionEnd ran too
+
+    def ended():  # SessionEnd hands its work to a detached process: the row closes moments later
+        found = conn.execute("SELECT tokens_injected, injections, ended_at FROM sessions WHERE session_id = ?",
+                             (session_id,)).fetchone()
+        return found if found is not None and found["ended_at"] else None
+
+    row = wait_for(ended, "SessionEnd to close the session")
+    assert row["injections"] == 2 and row["ended_at"]  # SessionEnd ran too
     assert 0 < row["tokens_injected"] <= budgets.SESSION_START_TOKENS + budgets.TURN_TOKENS
 
     new = records.supersede(conn, proj.id, recs["queue"]["id"], title="Background jobs run on Dramatiq with RabbitMQ",

@@ -84,6 +84,7 @@ def title_for(turn: dict) -> str:
 def build(conn, conv: dict) -> tuple[str, dict[str, str]]:
     """Write one conversation as a project's records; (project id, dia_id → record id)."""
     from agentctx import clock, project
+    from agentctx import ids as record_ids
     from agentctx.store import records
 
     proj = project_of(conv)
@@ -91,8 +92,10 @@ def build(conn, conv: dict) -> tuple[str, dict[str, str]]:
     ids: dict[str, str] = {}
     for t in turns(conv):
         stamp = clock.to_iso(t["date"])
+        # an explicit id: a turn that repeats an earlier one ("Bye!") is still its own record
         rec = records.add(conn, proj.id, type="discovery", title=title_for(t), body=t["body"], valid_from=stamp,
-                          recorded_at=stamp, source="import", session_id=f"{proj.id}-s{t['session']}")
+                          recorded_at=stamp, source="import", session_id=f"{proj.id}-s{t['session']}",
+                          record_id=record_ids.new_id())
         ids[t["dia_id"]] = rec["id"]
     return proj.id, ids
 

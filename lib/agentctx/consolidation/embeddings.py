@@ -87,6 +87,9 @@ def resolve(name: str | None = None, *, download: bool = True) -> str:
         raise EmbeddingError(f"could not download embedding model {name}: {type(exc).__name__}: {exc}") from None
 
 
+COMMON_WORDS_SHARE = 0.25  # similar_words never offers the commonest quarter of the vocabulary
+
+
 class Embedder:
     """A loaded model: ``name`` (its identity), ``dim``, and ``encode(texts) -> float32 array``."""
 
@@ -157,7 +160,9 @@ class Embedder:
 
     def similar_words(self, words: list[str], *, per_word: int, min_similarity: float) -> dict[str, list[str]]:
         """For each word that is one whole token of the model's vocabulary, its nearest other whole words
-        (lowercase letters, 3+ long), best first, at most ``per_word`` and at least ``min_similarity``."""
+        (lowercase letters, 3+ long), best first, at most ``per_word`` and at least ``min_similarity``.
+        The commonest words (the shortest token vectors: a model2vec model shrinks frequent tokens, SIF)
+        are never offered: "great" or "answer" relate to everything and would only blur a record."""
         import numpy as np
 
         if self._vocab is None:
@@ -166,14 +171,17 @@ class Embedder:
             keep = [i for i, t in enumerate(model.tokens) if len(t) >= 3 and t.isalpha() and t.islower()]
             rows = [model.token_mapping[i] for i in keep] if model.token_mapping is not None else keep
             mat = table[rows]
-            mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-9)
-            self._vocab = ([model.tokens[i] for i in keep], {model.tokens[i]: j for j, i in enumerate(keep)}, mat)
-        names, index, mat = self._vocab
+            norms = np.linalg.norm(mat, axis=1)
+            offered = norms >= np.quantile(norms, COMMON_WORDS_SHARE)
+            mat = mat / np.maximum(norms[:, None], 1e-9)
+            self._vocab = ([model.tokens[i] for i in keep], {model.tokens[i]: j for j, i in enumerate(keep)}, mat,
+                           offered)
+        names, index, mat, offered = self._vocab
         known = [w for w in dict.fromkeys(words) if w in index]
         out: dict[str, list[str]] = {}
         for start in range(0, len(known), 512):
             chunk = known[start:start + 512]
-            sims = mat[[index[w] for w in chunk]] @ mat.T
+            sims = np.where(offered, mat[[index[w] for w in chunk]] @ mat.T, -1.0)
             k = min(per_word + 1, sims.shape[1] - 1)
             top = np.argpartition(-sims, k, axis=1)[:, :k + 1]
             for word, row, cand in zip(chunk, sims, top, strict=True):

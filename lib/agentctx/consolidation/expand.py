@@ -6,8 +6,9 @@ For every current record whose expansion is pending (new, edited, or its session
   (``lexicon.variants``: "de-stress" → "destress", "TestTransferConcurrent" → "test transfer
   concurrent") and, when the embedding model is loaded, the nearest words of the model's vocabulary to
   each of its common-noun content words (at most NEIGHBOURS_PER_WORD each, cosine ≥ MIN_SIMILARITY,
-  MAX_NEIGHBOUR_TERMS a record): "camping" brings "tents" and "hiking", "stress" brings "anxiety". The
-  hot path then matches a prompt's other words without loading a model.
+  MAX_NEIGHBOUR_TERMS a record; never the commonest words of the vocabulary nor words a large share of
+  the store already holds): "camping" brings "tents" and "hiking", "stress" brings "anxiety". The hot
+  path then matches a prompt's other words without loading a model.
 * ``context``: the word stems of its neighbours in its session (the records just before and after),
   CONTEXT_WORDS of each at most, which the second ranking stage (``relevance``) reads: an answer
   recorded right after the question that names its topic is found by that topic. The previous record's
@@ -21,14 +22,21 @@ from __future__ import annotations
 import re
 
 from agentctx import lexicon
-from agentctx.store import expansion_queue
+from agentctx.store import expansion_queue, search
 from agentctx.store.search import STOPWORDS
+
+
+def total_records(conn) -> int:
+    return search.document_counts(conn, [])[0]
 
 BATCH = 256
 CONTEXT_WORDS = 32
 NEIGHBOURS_PER_WORD = 2
 MIN_SIMILARITY = 0.6
 MAX_NEIGHBOUR_TERMS = 24
+# A related word already held by more than this share of the store's records (and by more than
+# COMMON_MIN records) is not added: it would tell the record apart from nothing and swell the index.
+COMMON_SHARE, COMMON_MIN = 0.01, 20
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z]{4,}(?![\w-])")  # a word written in lowercase: not a name
 
 
@@ -80,6 +88,7 @@ def run(conn, *, embedder=None, out_of_time=lambda: False, dry_run: bool = False
     if dry_run:
         return info
     last = 0
+    held: dict[str, int] = {}  # records holding each related word met so far (one count per word per pass)
     while not out_of_time():
         rows = expansion_queue.batch(conn, last, BATCH)
         if not rows:
@@ -90,6 +99,12 @@ def run(conn, *, embedder=None, out_of_time=lambda: False, dry_run: bool = False
         if embedder is not None:
             words = [w for t in texts for w in content_words(t)]
             similar = embedder.similar_words(words, per_word=NEIGHBOURS_PER_WORD, min_similarity=MIN_SIMILARITY)
+            fresh = [w for ws in similar.values() for w in ws if w not in held]
+            if fresh:
+                total, counts = search.document_counts(conn, list(dict.fromkeys(fresh)))
+                held.update(counts)
+            limit = max(COMMON_SHARE * total_records(conn), COMMON_MIN)
+            similar = {w: [n for n in ws if held.get(n, 0) <= limit] for w, ws in similar.items()}
         writes, contexts = [], []
         batch_seqs = {r["seq"] for r in rows}
         for rec, text in zip(rows, texts, strict=True):

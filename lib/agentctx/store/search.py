@@ -95,7 +95,8 @@ def terms(text: str) -> list[str]:
 # word the consolidation pass added (``terms``) half. The second stage (``relevance``) uses the same.
 BM25_WEIGHTS = relevance.FIELD_WEIGHTS
 BM25 = "bm25(records_fts, {}, {}, {})".format(*BM25_WEIGHTS)  # the one ranking expression over records_fts
-MIN_SPLIT = 5  # a word no record holds, this long or longer, is also looked for as two words ("destress")
+MIN_SPLIT, MAX_SPLIT = 5, 16  # a word no record holds, of this length, is also looked for as two words ("destress")
+MAX_SPLIT_WORDS = 2
 
 
 def phrase(word: str) -> str:
@@ -129,11 +130,14 @@ def document_counts(conn: sqlite3.Connection, words: list[str]) -> tuple[int, di
 def splits(conn: sqlite3.Connection, counts: dict[str, int]) -> dict[str, tuple[tuple[str, str], int]]:
     """Words no record holds that the index has as two adjacent words: {"destress": (("de", "stress"), n)}.
 
-    Only words of MIN_SPLIT letters or more; the split found in the most records wins."""
+    Only words of MIN_SPLIT to MAX_SPLIT letters, MAX_SPLIT_WORDS of them at most (a pasted log is full
+    of words no record holds); the split found in the most records wins."""
     out = {}
+    tried = 0
     for word, n in counts.items():
-        if n or len(word) < MIN_SPLIT or not word.isalpha():
+        if n or not MIN_SPLIT <= len(word) <= MAX_SPLIT or not word.isalpha() or tried >= MAX_SPLIT_WORDS:
             continue
+        tried += 1
         best = None
         for i in range(2, len(word) - 1):
             parts = (word[:i], word[i:])
