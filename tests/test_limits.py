@@ -218,6 +218,33 @@ def test_a_narrow_prompt_injects_3_records_then_the_next_3(conn, proj, home, rep
     assert sorted(seen) == sorted(r["id"] for r in made)
 
 
+def test_a_broad_prompt_injects_up_to_8_shorter_records(conn, proj, home, repo, monkeypatch):
+    """README: up to 8 shorter records for a broad or multi-part prompt, within the same 2,000 tokens."""
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    made = [records.add(conn, proj.id, type="decision", title=f"Kafka topic decision {i}",
+                        body="Kafka topic retention and partitions, with the reasons. " * 20) for i in range(10)]
+    broad = HookEvent.of("UserPromptSubmit", session_id="s-broad", cwd=str(repo),
+                         prompt="give me an overview of every kafka topic decision")
+    text = on_user_prompt_submit(broad)["hookSpecificOutput"]["additionalContext"]
+    lines = [ln for ln in body_lines(text) if ln.startswith("- ")]
+    assert len(lines) == 8 and tokens(text) <= PROMPT_TOKENS and len(text) < MAX_CHARS
+    assert all(len(ln) < 400 for ln in lines), "shorter entries"
+    narrow = HookEvent.of("UserPromptSubmit", session_id="s-narrow", cwd=str(repo),
+                          prompt="which kafka topic decision applies here")
+    text = on_user_prompt_submit(narrow)["hookSpecificOutput"]["additionalContext"]
+    lines = [ln for ln in body_lines(text) if ln.startswith("- ")]
+    assert len(lines) == PROMPT_RECORDS and all(len(ln) > 1000 for ln in lines)
+    assert len(made) == 10
+
+
+def test_ctx_search_lists_8_results_for_a_narrow_query_and_15_for_a_broad_one():
+    """README: ctx_search shows 8 current records for a narrow query, 15 for a broad or multi-part one."""
+    assert budgets.search_depth("what database do we use") == 8
+    assert budgets.search_depth("how do we deploy and where are the logs?") == 15
+    assert budgets.turn_depth("what database do we use")[0] == 3
+    assert budgets.turn_depth("give me an overview of auth")[0] == 8
+
+
 def _block(rec: dict) -> str:
     return render.record_block(rec, body_chars=turn.BODY_CHARS)
 

@@ -174,6 +174,51 @@ def test_a_convention_does_not_decay_like_a_discovery(conn, proj, home, monkeypa
     assert max(by["discovery"]) * (1 - span) / (1 + span / 2) <= min(by["discovery"]) < max(by["discovery"])
 
 
+def test_type_weights_order_equally_matching_records(conn, proj, home, monkeypatch):
+    """At equal relevance and age: decision, convention, bugfix, then discovery and preference alike, profile,
+    handover last; every weight keeps a match worth ranking (a positive score)."""
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    made = {rtype: records.add(conn, proj.id, type=rtype, title="Vault secrets rotation", body=f"same words {rtype}",
+                               valid_from="2026-05-01T00:00:00Z")
+            for rtype in ("handover", "profile", "preference", "discovery", "bugfix", "convention", "decision")}
+    score = {h.record["type"]: h.score for h in search.search(conn, proj.id, "vault secrets rotation", limit=10)}
+    assert set(score) == set(made)
+    assert (score["decision"] > score["convention"] > score["bugfix"] > score["discovery"] > score["profile"]
+            > score["handover"] > 0)
+    assert score["preference"] == pytest.approx(score["discovery"], rel=0.01)
+
+
+# ---------------------------------------------------------------- prune after 60 days, archive after 90
+
+
+def _shift(stamp: str, days: float) -> str:
+    return clock.days_before(stamp, -days)
+
+
+def test_a_record_scoring_below_01_is_a_prune_candidate_after_60_days(conn, proj, home, monkeypatch):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    low = records.add(conn, proj.id, type="discovery", title="Old flaky CI runner", valid_from="2026-02-01T00:00:00Z")
+    kept = records.add(conn, proj.id, type="discovery", title="The cache warms in 3 s", valid_from="2026-05-25T00:00:00Z")
+    archive.rescore(conn)
+    since = records.get(conn, low["id"], proj.id)
+    assert since["score"] < 0.1 <= records.get(conn, kept["id"], proj.id)["score"]
+    start = clock.now()
+    assert archive.prune_candidates(conn, proj.id, now=_shift(start, 60 - 1 / 24)) == []
+    assert [r["id"] for r in archive.prune_candidates(conn, proj.id, now=_shift(start, 60 + 1 / 24))] == [low["id"]]
+
+
+def test_a_record_superseded_more_than_90_days_ago_moves_to_the_archive(conn, proj, home, monkeypatch):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    old = records.add(conn, proj.id, type="decision", title="Services talk REST", valid_from="2026-01-01T00:00:00Z")
+    records.supersede(conn, proj.id, old["id"], body="Services talk gRPC")
+    start = clock.now()
+    assert archive.archive(conn, now=_shift(start, 90 - 1 / 24)) == 0
+    assert records.get(conn, old["id"], proj.id) is not None
+    assert archive.archive(conn, now=_shift(start, 90 + 1 / 24)) == 1
+    assert records.get(conn, old["id"], proj.id) is None
+    assert [r["id"] for r in records.history(conn, proj.id, at="2026-03-01T00:00:00Z")] == [old["id"]]
+
+
 # ---------------------------------------------------------------- redaction labels
 
 
