@@ -238,11 +238,43 @@ def test_a_broad_prompt_injects_up_to_8_shorter_records(conn, proj, home, repo, 
 
 
 def test_ctx_search_lists_8_results_for_a_narrow_query_and_15_for_a_broad_one():
-    """README: ctx_search shows 8 current records for a narrow query, 15 for a broad or multi-part one."""
+    """README: ctx_search shows 8 current records for a narrow query, 15 for a broad or multi-part one; a prompt
+    gets 3 records with bodies up to 1,200 characters, or 8 entries of up to 280."""
     assert budgets.search_depth("what database do we use") == 8
     assert budgets.search_depth("how do we deploy and where are the logs?") == 15
-    assert budgets.turn_depth("what database do we use")[0] == 3
-    assert budgets.turn_depth("give me an overview of auth")[0] == 8
+    assert budgets.turn_depth("what database do we use") == (3, 1200, False)
+    assert budgets.turn_depth("give me an overview of auth") == (8, 280, True)
+
+
+@pytest.mark.parametrize(("prompt", "broad"), [
+    ("Redis? Memcached?", True),  # two questions, nothing else
+    ("Redis?", False),
+    ("- the flaky test\n- the slow build", True),
+    ("- the flaky test", False),
+    ("what broke the nightly build", False),  # one ask
+    ("what broke the build and where are the logs", True),  # two asks joined by "and"
+    ("x" * 2500 + " give me an overview " + "y" * 2500, False),  # a long prompt is judged by its head and tail
+    ("give me an overview " + "y" * 5000, True),
+    ("y" * 5000 + " give me an overview", True),
+    ("y" * 1996 + " overview " + "z" * 1994, True),  # exactly 4,000 characters: judged whole
+])
+def test_what_makes_a_prompt_broad(prompt, broad):
+    assert budgets.is_broad(prompt) is broad, prompt[:40]
+
+
+def test_a_subagent_brief_is_cut_to_800_tokens(conn, proj, home, repo):
+    """README: SubagentStart ≤ 800 tokens; a planner's brief of full sections needs the cut."""
+    fill_every_section(conn, proj)
+    uncapped = digest.build(conn, proj, sections=["decisions", "handover"], cap=10**6, kind="subagent")
+    assert tokens(uncapped.text) > 800
+    proc = run_hook("subagent_start", {"session_id": SID, "cwd": str(repo), "hook_event_name": "SubagentStart",
+                                       "agent_id": "agent-1", "agent_type": "general-purpose"}, home)
+    assert proc.returncode == 0, proc.stderr
+    text = context_of(proc)
+    assert tokens(text) <= 800 and len(text) < MAX_CHARS
+    assert text.startswith('<agentctx-context kind="subagent"')
+    lines = body_lines(text)
+    assert lines and lines == body_lines(uncapped.text)[: len(lines)], "cut from the bottom at a record boundary"
 
 
 def _block(rec: dict) -> str:

@@ -179,13 +179,29 @@ def test_type_weights_order_equally_matching_records(conn, proj, home, monkeypat
     handover last; every weight keeps a match worth ranking (a positive score)."""
     monkeypatch.setenv("AGENTCTX_NOW", NOW)
     made = {rtype: records.add(conn, proj.id, type=rtype, title="Vault secrets rotation", body=f"same words {rtype}",
-                               valid_from="2026-05-01T00:00:00Z")
+                               valid_from=NOW)
             for rtype in ("handover", "profile", "preference", "discovery", "bugfix", "convention", "decision")}
     score = {h.record["type"]: h.score for h in search.search(conn, proj.id, "vault secrets rotation", limit=10)}
     assert set(score) == set(made)
     assert (score["decision"] > score["convention"] > score["bugfix"] > score["discovery"] > score["profile"]
             > score["handover"] > 0)
     assert score["preference"] == pytest.approx(score["discovery"], rel=0.01)
+
+
+def test_the_stored_score_rewards_use_at_most_50_percent_and_the_reward_fades():
+    """The consolidation pass's score: base × access × recency × confidence; use adds at most +50%, fading with
+    the days since the record was last used; an inferred fact counts less than a stated or reinforced one."""
+    plain = scoring.stored_score("decision", 0, "explicit", 0, 0)
+    used = scoring.stored_score("decision", 0, "explicit", 10, 0)
+    assert plain == 1.0 < used < 1.5
+    assert scoring.stored_score("decision", 0, "explicit", 10**9, 0) == 1.5
+    assert plain < scoring.stored_score("decision", 0, "explicit", 10, 60) < used
+    assert scoring.stored_score("decision", 0, "explicit", 10, 10**4) == pytest.approx(1.0)
+    assert scoring.stored_score("decision", 0, "explicit", -5, 0) == 1.0, "a bad count never lowers the score"
+    assert scoring.stored_score("decision", 0, "reinforced", 0, 0) == 1.0
+    assert 0 < scoring.stored_score("decision", 0, "inferred", 0, 0) < 1.0
+    assert scoring.stored_score("decision", 0, "explicit", 0, 0, base=2.0) == 2.0
+    assert scoring.stored_score("discovery", -3, "explicit", 0, 0) == 1.0, "a date in the future is not a bonus"
 
 
 # ---------------------------------------------------------------- prune after 60 days, archive after 90

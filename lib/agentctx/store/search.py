@@ -1,4 +1,6 @@
-"""Hot-path retrieval: FTS5 BM25 reranked by age, type and confidence; no model.
+"""Hot-path retrieval, no model: FTS5 BM25 picks candidates (superseded records standing in for the
+current record that replaced them), ``relevance`` scores them again on word stems (a length floor,
+prompt coverage, session context), ``scoring`` weighs type and, within bounds, age and confidence.
 
 Degradation ladder (ADR-005): FTS5 → LIKE scan → pinned records only. The prompt never
 reaches FTS5 as syntax: it is cut into word tokens, each quoted as a phrase and joined
