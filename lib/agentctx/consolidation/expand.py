@@ -14,7 +14,8 @@ For every current record whose expansion is pending (new, edited, or its session
   recorded right after the question that names its topic is found by that topic. The previous record's
   context is refreshed too, since this record is its new next neighbour.
 
-Only records unchanged since they were read are written (``store.expansion_queue``).
+Only records unchanged since they were read are written (``store.expansion_queue``). After a pass that
+expanded many records, the full-text index is merged into one segment (``compact_index``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ MAX_NEIGHBOUR_TERMS = 24
 # A related word already held by more than this share of the store's records (and by more than
 # COMMON_MIN records) is not added: it would tell the record apart from nothing and swell the index.
 COMMON_SHARE, COMMON_MIN = 0.01, 20
+COMPACT_AFTER = 500  # records expanded in one pass from which the full-text index is merged afterwards
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z]{4,}(?![\w-])")  # a word written in lowercase: not a name
 
 
@@ -115,4 +117,7 @@ def run(conn, *, embedder=None, out_of_time=lambda: False, dry_run: bool = False
                                                                    "project_id": rec["project_id"]})
                 contexts.append((before["seq"], context_of(prev_before, rec), before["updated_at"]))
         info["expanded"] += expansion_queue.write(conn, writes, contexts)
+    if info["expanded"] >= COMPACT_AFTER:
+        expansion_queue.compact_index(conn)
+        info["index_compacted"] = True
     return info

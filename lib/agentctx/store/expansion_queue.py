@@ -61,3 +61,11 @@ def write(conn: sqlite3.Connection, rows: list[tuple[int, str, str, str | None]]
             conn.execute("UPDATE records SET context = ? WHERE seq = ? AND updated_at IS ? AND expand_pending = 0",
                          (context, seq, updated_at))
     return done
+
+
+def compact_index(conn: sqlite3.Connection) -> None:
+    """Merge the full-text index's segments into one (FTS5 ``optimize``): a pass that rewrote the terms of
+    many records leaves one small segment per update, and every search would read them all (at 100k
+    records a prompt took a third longer until this ran; it takes about a second)."""
+    with transaction(conn):
+        conn.execute("INSERT INTO records_fts(records_fts) VALUES ('optimize')")
