@@ -115,9 +115,12 @@ TARGETS = [
            what="per-prompt selection, 3 (8) records, 2,000 tokens"),
     Target("dedup", "lib/agentctx/consolidation/dedup.py", ["tests/test_rules.py", *CONSOLIDATE_DEDUP],
            what="near-duplicate threshold and merge"),
-    Target("hookio", "lib/agentctx/hookio.py", ["tests/test_fail_open.py", "tests/test_hookevent.py", *HOOK_FAIL_OPEN],
+    Target("hookio", "lib/agentctx/hookio.py",
+           ["tests/test_fail_open.py", "tests/test_hookevent.py", *HOOK_FAIL_OPEN,
+            "tests/test_integrity.py::test_hook_observation_on_a_damaged_index_is_kept_and_the_user_told"],
            what="the fail-open frame"),
-    Target("project", "lib/agentctx/project.py", ["tests/test_project.py", "tests/test_rules.py"],
+    Target("project", "lib/agentctx/project.py",
+           ["tests/test_rules.py", "tests/test_project.py", "tests/test_project_home.py"],
            what="project identity"),
     Target("records", "lib/agentctx/store/records.py", ["tests/test_rules.py", "tests/test_store.py"],
            functions=RECORD_RULES, what="project scoping and supersession"),
@@ -218,11 +221,21 @@ def _cr_jobs(copy: Path, target: Target, tests: list[str]) -> list[Job]:
         if target.functions is not None and m.definition_name not in target.functions:
             continue
         line = m.start_pos[0]
+        if m.operator_name.startswith("core/ReplaceBinaryOperator_Mul") and not _binary_star(lines[line - 1],
+                                                                                         m.start_pos[1]):
+            continue  # a parameter list's bare ``*`` or an unpacking ``*x``: not an operator (parso matches it)
         jobs.append(Job(target.name, "cr", target.path, m.operator_name.split("/", 1)[1], m.definition_name, line,
                         lines[line - 1].strip(), tests,
                         {"operator_name": m.operator_name, "occurrence": m.occurrence,
                          "operator_args": dict(m.operator_args)}))
     return jobs
+
+
+def _binary_star(line: str, col: int) -> bool:
+    """True when the ``*`` at ``col`` multiplies (an operand on both sides)."""
+    before, after = line[:col].rstrip(), line[col + 1:].lstrip()
+    return bool(before) and before[-1] not in "(,[=:" and not before.endswith(("def", "lambda")) \
+        and bool(after) and after[0] not in ",)"
 
 
 def _rule_jobs(copy: Path, before: bool, only: set[str] | None) -> list[Job]:

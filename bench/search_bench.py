@@ -81,6 +81,9 @@ def bench_size(n: int, rounds: int, model: bool) -> dict:
         report = consolidate.run(proj, seconds=3600, use_embeddings=model)
         out["consolidate_s"] = round(time.perf_counter() - t0, 1)
         out["consolidate_steps"] = report.get("timings")
+        conn.close()  # as between sessions: the pass's writes checkpointed, a new connection (hooks open their own)
+        conn = db.connect()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         out["hook_consolidated"] = time_calls(hook, rounds)
         injected = [len(hook(p)[1]) for p in PROMPTS]
         out["records_injected_per_prompt"] = round(statistics.fmean(injected), 2)

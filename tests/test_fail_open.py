@@ -78,6 +78,30 @@ def test_the_handler_gets_the_event_and_its_output_is_printed_as_json(tmp_path):
     assert log_lines(tmp_path) == []
 
 
+def test_output_is_utf8_json_and_interrupts_are_typed(tmp_path):
+    body = ('return {"hookSpecificOutput": {"additionalContext": "数据库 " + repr(event.is_interrupt)}}')
+    proc = run_frame(body, tmp_path, stdin=json.dumps({"is_interrupt": True}).encode())
+    assert proc.stdout == '{"hookSpecificOutput": {"additionalContext": "数据库 True"}}'.encode()
+    for value in (False, "true", 1, None):
+        proc = run_frame(body, tmp_path, stdin=json.dumps({"is_interrupt": value}).encode())
+        assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == "数据库 False", value
+
+
+def test_a_closed_stdout_still_exits_0(tmp_path):
+    """Claude Code gone (the pipe closed) while the hook prints: exit 0 all the same."""
+    code = FRAME.format(lib=str(ROOT / "lib"), body='    return {"hookSpecificOutput": {"x": "y" * 300000}}')
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], input=b"{}", stdout=write, stderr=subprocess.PIPE,
+                              env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path),
+                                   "AGENTCTX_HOME": str(tmp_path)}, timeout=60)
+    finally:
+        os.close(write)
+    assert proc.returncode == 0, proc.stderr
+    assert any("BrokenPipeError" in line for line in log_lines(tmp_path))
+
+
 def test_nothing_is_printed_for_an_empty_answer(tmp_path):
     proc = run_frame("return None", tmp_path)
     assert proc.returncode == 0 and proc.stdout == b"" and log_lines(tmp_path) == []

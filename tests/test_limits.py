@@ -160,6 +160,38 @@ def test_the_digest_keeps_whole_blocks_exactly_while_they_fit_in_1500_tokens(con
     assert largest >= SESSION_START_TOKENS - 1, "the cap is used up to the limit"
 
 
+def developer_section(text: str) -> list[str]:
+    lines = body_lines(text)
+    start = lines.index("## Developer profile (all projects)")
+    return [lines[start], *[ln for ln in lines[start + 1:] if ln.startswith("- ")]]
+
+
+def test_the_developer_profile_takes_at_most_200_tokens_of_the_digest(conn, proj, home):
+    """README: reinforced global preferences appear in every SessionStart digest (≤ 200 tokens). A second
+    preference grows a character at a time: it is shown exactly while the section stays within 200 tokens."""
+    other = "0therproject0001"
+    first = records.add(conn, other, type="preference", scope="global", title="Explain the plan before editing " + "e" * 150,
+                        body="Always. " * 20, pinned=True)  # pinned: it leads the section
+    block = developer_section(digest.build(conn, proj).text)[1]
+    pad = (-_ascii("\n" + block)) % 4  # make the first entry's estimate exact
+    first = records.supersede(conn, other, first["id"], title=first["title"] + "!" * pad, body=first["body"])
+    second = records.add(conn, other, type="preference", scope="global", title="Prefer small commits " + "x" * 100,
+                         body="Always. " * 20)
+    shown = []
+    for _ in range(120):
+        section = developer_section(digest.build(conn, proj).text)
+        assert len(section) >= 2 and first["title"] in section[1], "the first preference always fits"
+        size = tokens("\n".join(section))
+        assert size <= 200, size
+        with_second = any(second["title"] in line for line in section)
+        shown.append((with_second, size))
+        if not with_second:
+            break
+        second = records.supersede(conn, other, second["id"], title=second["title"] + "y", body=second["body"])
+    assert shown[0][0] and not shown[-1][0], "the sweep crossed the limit"
+    assert max(size for _, size in shown) == 200
+
+
 def test_a_precomputed_digest_is_used_up_to_exactly_1500_tokens(conn, proj, home, repo, monkeypatch):
     """The cached digest (SessionEnd writes it) is injected only while it is within 1,500 tokens."""
     monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
@@ -216,6 +248,7 @@ def test_a_narrow_prompt_injects_3_records_then_the_next_3(conn, proj, home, rep
         assert not set(shown) & set(seen)
         seen += shown
     assert sorted(seen) == sorted(r["id"] for r in made)
+    assert turn.select(conn, proj.id, SID, "webhook signature clock skew") == ("", [], 0), "all of them seen"
 
 
 def test_a_broad_prompt_injects_up_to_8_shorter_records(conn, proj, home, repo, monkeypatch):

@@ -13,7 +13,7 @@ from agentctx import clock, project, redact, scoring
 from agentctx.capture import llm
 from agentctx.consolidation import dedup
 from agentctx.hookio import HookEvent
-from agentctx.injection import digest, turn
+from agentctx.injection import digest, render, turn
 from agentctx.injection.user_prompt_submit import on_user_prompt_submit
 from agentctx.store import archive, db, records, search, vectors
 from tests.conftest import make_repo
@@ -77,6 +77,70 @@ def test_a_pinned_old_weak_match_leads_a_prompts_records(conn, proj, home, repo,
     assert f"id {pinned['id']})" in lines[0] and f"id {strong['id']})" in lines[1]
 
 
+# ---------------------------------------------------------------- how a record is injected
+
+
+def test_one_record_is_one_escaped_line_with_its_type_date_and_id():
+    rec = {"id": "01KB2Z0000000000000000000A", "type": "decision", "title": "Money <b>as</b> cents",
+           "body": "Never  floats\n for amounts & totals", "valid_from": "2026-03-01T09:30:00.000000Z",
+           "recorded_at": "2026-04-01T00:00:00.000000Z", "pinned": 1, "confidence": "inferred"}
+    assert render.record_block(rec, body_chars=12) == (
+        "- 📌 [decision] Money &lt;b&gt;as&lt;/b&gt; cents (2026-03-01, inferred, id 01KB2Z0000000000000000000A): "
+        "Never floa …")
+    assert render.record_block(rec, body_chars=100).endswith("): Never floats for amounts &amp; totals")
+    plain = {**rec, "pinned": 0, "confidence": "explicit", "valid_from": None}
+    assert render.record_block(plain, body_chars=0, show_type=False) == (
+        "- Money &lt;b&gt;as&lt;/b&gt; cents (2026-04-01, id 01KB2Z0000000000000000000A)")
+    assert render.record_block({**plain, "body": ""}, body_chars=50) == (
+        "- [decision] Money &lt;b&gt;as&lt;/b&gt; cents (2026-04-01, id 01KB2Z0000000000000000000A)")
+
+
+def test_a_prompts_records_carry_their_type(conn, proj, home, repo, monkeypatch):
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    records.add(conn, proj.id, type="bugfix", title="Webhook signature check used local time",
+                body="Compare in UTC.", confidence="inferred")
+    out = on_user_prompt_submit(HookEvent.of("UserPromptSubmit", session_id="s1", cwd=str(repo),
+                                             prompt="webhook signature local time"))
+    (line,) = [ln for ln in out["hookSpecificOutput"]["additionalContext"].splitlines() if ln.startswith("- ")]
+    assert line.startswith("- [bugfix] Webhook signature check used local time (") and ", inferred, id " in line
+
+
+def test_the_claudemd_drift_line_follows_the_decisions_once(conn, proj, home, repo):
+    from agentctx.sharing import drift
+
+    for title in ("Services talk over gRPC", "Background jobs run on Dramatiq", "Money is integer cents"):
+        records.add(conn, proj.id, type="decision", title=title)
+    records.add(conn, proj.id, type="handover", title="Refund endpoint half done")
+    assert len(drift.scan(conn, proj)) == 3  # no CLAUDE.md: all three are missing there
+    lines = digest.build(conn, proj).text.splitlines()
+    (at,) = [i for i, ln in enumerate(lines) if "not reflected in CLAUDE.md" in ln]
+    assert lines[at - 1].startswith("- [decision] ") and lines[at + 1] == "## Last session handover"
+
+
+def test_an_explorers_brief_lists_conventions_without_a_type_label(conn, proj, home):
+    from agentctx.injection import subagent_start
+
+    records.add(conn, proj.id, type="convention", title="Errors are problem+json")
+    records.add(conn, proj.id, type="decision", title="Money is integer cents")
+    text = subagent_start.brief(conn, proj, "Explore").text
+    assert "## Conventions in force\n- Errors are problem+json (" in text and "Money is integer cents" not in text
+
+
+def test_an_unwritable_digest_cache_costs_nothing_but_the_cache(conn, proj, home):
+    records.add(conn, proj.id, type="decision", title="Money is integer cents")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "digests").write_text("a file where the cache folder should be")
+    assert "Money is integer cents" in digest.current(conn, proj).text
+
+
+def test_a_digest_of_unknown_generation_is_never_taken_for_a_fresh_one(conn, proj, home):
+    records.add(conn, proj.id, type="decision", title="Money is integer cents")
+    digest.write_cache(proj.id, digest.Digest("stale text", 3))  # no generation given
+    for generation in range(0, 4):
+        assert digest.read_cache(proj.id, generation) is None
+    assert "stale text" not in digest.current(conn, proj).text
+
+
 # ---------------------------------------------------------------- near-duplicates: cosine > 0.92
 
 
@@ -120,11 +184,48 @@ def test_a_dissimilar_pair_is_left_alone_even_by_a_model_that_says_same(conn, pr
     assert records.count_active(conn, proj.id) == 2 - merged
 
 
-@pytest.mark.parametrize(("stored", "same"), [(0.95, False), (0.97, True)])
+@pytest.mark.parametrize(("stored", "same"), [(0.95, False), (0.96, False), (0.97, True)])
 def test_without_a_model_only_cosine_above_096_merges_a_restatement(stored, same):
     a = {"title": "Use PostgreSQL 16 for the main database", "body": "Version 16."}
     b = {"title": "Use PostgreSQL 16 for the main database", "body": "Version 16."}
     assert dedup.strictly_same(a, b, None, stored) is same
+
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa " \
+        "quebec romeo sierra tango uniform victor whiskey xray yankee zulu".split()
+
+
+@pytest.mark.parametrize(("body_a", "body_b", "same"), [
+    (WORDS[:8], WORDS[:10], True),  # content words shared: 8 of 10 = 0.8, the least that merges
+    (WORDS[:8], WORDS[:11], False),  # 8 of 11
+    (WORDS[:4], WORDS[4:8], False),  # nothing shared
+])
+def test_without_a_model_a_restatement_shares_most_content_words(body_a, body_b, same):
+    a = {"title": "Ledger", "body": " ".join(body_a)}
+    b = {"title": "Ledger", "body": " ".join(body_b)}
+    assert dedup.strictly_same(a, b, None, 0.99) is same
+
+
+@pytest.mark.parametrize(("title_a", "title_b", "same"), [
+    (WORDS[:17], WORDS[:20], True),  # title words shared: 17 of 20 = 0.85, the least that merges
+    (WORDS[:17], WORDS[:21], False),
+    (WORDS[:1], WORDS[1:2], False),  # different titles over the same long body
+])
+def test_without_a_model_a_restatement_keeps_its_title(title_a, title_b, same):
+    body = " ".join(WORDS) + " " + " ".join(w + "s" for w in WORDS)  # 52 shared words: content overlap stays high
+    a = {"title": " ".join(title_a), "body": body}
+    b = {"title": " ".join(title_b), "body": body}
+    assert dedup.strictly_same(a, b, None, 0.99) is same
+
+
+def test_candidates_come_most_similar_first():
+    import numpy as np
+
+    vecs = [_pair_matrix(cos) for cos in (0.93, 0.99, 0.95)]
+    matrix = np.vstack([np.pad(m, ((0, 0), (8 * i, 8 * (2 - i)))) for i, m in enumerate(vecs)]).astype(np.float32)
+    found = dedup.candidates(["A1", "A2", "B1", "B2", "C1", "C2"], matrix)
+    assert [(a, b) for _, a, b in found] == [("B1", "B2"), ("C1", "C2"), ("A1", "A2")]
+    assert [round(sim, 2) for sim, _, _ in found] == [0.99, 0.95, 0.93]
 
 
 # ---------------------------------------------------------------- decay by type
@@ -281,6 +382,30 @@ def test_another_projects_record_is_no_record_by_id_on_every_path(conn, proj, ho
     with pytest.raises(TypeError):
         records.scope_sql(None)
     assert records.scope_sql(None, all_projects=True) == ("1", ())
+
+
+def _git_config(folder, text: str):
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "config").write_text(text)
+    return project.detect(str(folder))
+
+
+def test_only_a_remotes_first_url_names_the_project(tmp_path):
+    """A submodule's url is not a remote; a remote's second url line does not replace its first."""
+    sub = _git_config(tmp_path / "a", '[submodule "lib"]\n\turl = git@github.com:acme/lib.git\n')
+    assert sub.remote is None and sub.name == "a"
+    two = _git_config(tmp_path / "b", '[remote "origin"]\n\turl = git@github.com:acme/first.git\n'
+                                      '\turl = git@github.com:acme/second.git\n[core]\n\turl = nothing\n')
+    assert two.remote == "github.com/acme/first" and two.name == "first"
+    host = _git_config(tmp_path / "c", '[remote "origin"]\n\turl = https://git.example.com\n')
+    assert host.remote == "git.example.com" and host.name == "git.example.com"
+
+
+def test_a_project_is_equal_to_itself_only():
+    a = project.Project("id1", "a", "/x", None)
+    assert a == project.Project("id1", "other name", "/x", "r") and hash(a) == hash(project.Project("id1", "b", "/x", None))
+    assert a != project.Project("id2", "a", "/x", None) and a != project.Project("id1", "a", "/y", None)
+    assert a != ("id1", "/x")
 
 
 def test_a_record_of_this_project_is_found_by_id_and_prefix(conn, proj, home):

@@ -65,7 +65,8 @@ def _cosines(store, project_id: str, q, depth: int):
     if kept is not None:  # the project's matrix in memory: every cosine at once
         rows, sims = kept
         ids = list(rows)
-        top = sims.argsort()[::-1][:depth] if len(ids) else []
+        k = min(depth, len(ids))
+        top = sims.argpartition(len(ids) - k)[len(ids) - k:] if k else []
         return ({ids[i]: float(sims[i]) for i in top},
                 lambda wanted: {r: float(sims[rows[r]]) for r in wanted if r in rows})
     near = dict(store.knn(project_id, q, depth))

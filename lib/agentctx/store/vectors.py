@@ -16,7 +16,7 @@ import sqlite3
 from agentctx import paths
 from agentctx.logs import log
 
-KEEP_MAX = 50_000  # Store.similarities keeps a project's matrix in memory up to this many vectors (≤ 51 MB)
+KEEP_MAX = 150_000  # Store.similarities keeps a project's matrix in memory up to this many vectors (≤ 154 MB)
 
 
 def path() -> str:
