@@ -97,8 +97,13 @@ def test_search_edit_pin_supersede(page, server, store, proj, conn):
     bug = card(page, store["bug"])
     bug.locator('[data-testid="supersede"]').click()
     form = bug.locator('[data-testid="supersede-form"]')
+    # The form takes the focus once it has rendered: type only then, as a person does (filling the
+    # fields in the same instant the form opens could be lost to that first render).
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest("
+                           "'[data-testid=\"supersede-form\"]')")
     form.locator('textarea[name="body"]').fill("WAL mode and a 5 s busy timeout fixed it")
     form.locator('input[name="rationale"]').fill("root cause found")
+    assert form.locator('textarea[name="body"]').input_value() == "WAL mode and a 5 s busy timeout fixed it"
     shot(page, "records-supersede-form")
     form.locator('button[type="submit"]').click()
     page.wait_for_selector("text=WAL mode and a 5 s busy timeout fixed it")
