@@ -465,3 +465,61 @@ def test_a_keyed_fact_changed_supersedes_the_holder_and_the_same_value_reinforce
     assert records.get(conn, first["id"], proj.id)["superseded_by"] == changed["id"]
     assert records.by_key(conn, proj.id, "profile.test_command")["id"] == changed["id"]
     assert json.dumps([r["id"] for r in records.current(conn, proj.id)]) == json.dumps([changed["id"]])
+
+
+def _upsert(conn, proj, title, **kw):
+    return records.upsert_by_key(conn, proj.id, "profile.test_command", type="profile", title=title, **kw)
+
+
+def test_the_same_keyed_value_reinforces_or_with_reinforce_same_off_writes_nothing(conn, proj, home):
+    outcome, first = _upsert(conn, proj, "Tests: pytest -q")
+    assert outcome == "added"
+    outcome, again = _upsert(conn, proj, "Tests: pytest -q", reinforce_same=False)
+    assert (outcome, again["id"], again["reinforce_count"]) == ("unchanged", first["id"], 0)
+    outcome, again = _upsert(conn, proj, "Tests: pytest -q")
+    assert (outcome, again["id"], again["reinforce_count"]) == ("reinforced", first["id"], 1)
+    outcome, changed = _upsert(conn, proj, "Tests: pytest -x", reinforce_same=False)
+    assert outcome == "superseded" and records.get(conn, first["id"], proj.id)["superseded_by"] == changed["id"]
+
+
+def test_a_stated_value_outlives_an_inferred_one(conn, proj, home):
+    _, stated = _upsert(conn, proj, "Tests: pytest -q")
+    outcome, kept = _upsert(conn, proj, "Tests: make test", confidence="inferred", keep_stated=True)
+    assert (outcome, kept["id"]) == ("kept", stated["id"])
+    outcome, same = _upsert(conn, proj, "Tests: pytest -q", confidence="inferred", keep_stated=True)
+    assert (outcome, same["id"]) == ("reinforced", stated["id"])
+    outcome, newer = _upsert(conn, proj, "Tests: tox", keep_stated=True)  # stated again: it replaces
+    assert outcome == "superseded"
+    _, guess = _upsert(conn, proj, "Tests: nox", confidence="inferred")
+    outcome, later = _upsert(conn, proj, "Tests: hatch test", confidence="inferred", keep_stated=True)
+    assert outcome == "superseded" and records.get(conn, guess["id"], proj.id)["superseded_by"] == later["id"], \
+        "an inferred value replaces an inferred one"
+    assert records.get(conn, newer["id"], proj.id)["superseded_by"] == guess["id"]
+
+
+def test_a_widened_sameness_keeps_the_holders_wording(conn, proj, home):
+    _, first = _upsert(conn, proj, "TypeError in ledger.py line 40")
+    outcome, again = _upsert(conn, proj, "TypeError in ledger.py line 41", same=lambda holder, t, b: True)
+    assert (outcome, again["id"], again["title"]) == ("reinforced", first["id"], "TypeError in ledger.py line 40")
+    outcome, other = _upsert(conn, proj, "KeyError in api.py", same=lambda holder, t, b: False)
+    assert outcome == "superseded" and other["id"] != first["id"]
+
+
+def test_an_explicit_supersedes_retires_it_and_the_key_holder_and_never_reinforces(conn, proj, home):
+    _, holder = _upsert(conn, proj, "Tests: pytest -q")
+    loose = records.add(conn, proj.id, type="profile", title="Tests run with nose")
+    outcome, new = _upsert(conn, proj, "Tests: pytest -q", supersedes=loose["id"])
+    assert outcome == "superseded" and new["id"] not in (holder["id"], loose["id"])
+    assert records.get(conn, holder["id"], proj.id)["superseded_by"] == new["id"]
+    assert records.get(conn, loose["id"], proj.id)["superseded_by"] == new["id"]
+    outcome, again = _upsert(conn, proj, "Tests: pytest -q", supersedes=new["id"])
+    assert outcome == "superseded" and again["id"] != new["id"], "the holder itself named: replaced, not reinforced"
+
+
+def test_the_digest_read_includes_global_records_only_when_asked(conn, proj, home):
+    mine = records.add(conn, proj.id, type="preference", title="Local: tabs")
+    shared = records.add(conn, "0therproject0001", type="preference", scope="global", title="Global: spaces")
+    assert [r["id"] for r in records.active(conn, proj.id, ["preference"])] == [mine["id"]]
+    assert {r["id"] for r in records.active(conn, proj.id, ["preference"], include_global=True)} == \
+        {mine["id"], shared["id"]}
+
