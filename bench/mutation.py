@@ -1,11 +1,12 @@
 """Mutation testing of the rule modules (issue 15): is every rule guarded by a test that fails when it breaks?
 
-Run from the repository root (cosmic-ray is not a project dependency: ``--with`` adds it for this run)::
+Run from the repository root (the tests need the dev group; cosmic-ray is not a project dependency: ``--with``
+adds it for this run)::
 
-    uv run --with cosmic-ray==8.7.0 python bench/mutation.py                 # every target, 2 jobs
-    uv run --with cosmic-ray==8.7.0 python bench/mutation.py --targets budgets,digest
-    uv run --with cosmic-ray==8.7.0 python bench/mutation.py --before        # without issue 15's test files
-    uv run --with cosmic-ray==8.7.0 python bench/mutation.py --report-only   # rewrite the .md from the .json
+    uv run --group dev --with cosmic-ray==8.7.0 python bench/mutation.py                 # every target, 2 jobs
+    uv run --group dev --with cosmic-ray==8.7.0 python bench/mutation.py --targets budgets,digest
+    uv run --group dev --with cosmic-ray==8.7.0 python bench/mutation.py --before        # without issue 15's test files
+    uv run --group dev --with cosmic-ray==8.7.0 python bench/mutation.py --report-only   # rewrite the .md from the .json
 
 **Tool.** `cosmic-ray <https://cosmic-ray.readthedocs.io>`_ (maintained, 8.x) generates the mutants and applies
 each one to the file (``cosmic_ray.mutating.use_mutation``). mutmut 3 was not usable: it mutates code inside
@@ -58,7 +59,7 @@ RESULTS = BENCH / "results"
 TOOL = "cosmic-ray"
 
 # Issue 15's new test files: left out with --before, to measure the suite as it was.
-NEW_TESTS = ("tests/test_limits.py", "tests/test_fail_open.py", "tests/test_rules.py")
+NEW_TESTS = ("tests/test_limits.py", "tests/test_fail_open.py", "tests/test_rules.py", "tests/test_dedup_rules.py")
 
 
 @dataclass
@@ -113,7 +114,8 @@ TARGETS = [
     Target("turn", "lib/agentctx/injection/turn.py", ["tests/test_limits.py", "tests/test_retrieval.py",
                                                       "tests/test_budgets.py"],
            what="per-prompt selection, 3 (8) records, 2,000 tokens"),
-    Target("dedup", "lib/agentctx/consolidation/dedup.py", ["tests/test_rules.py", *CONSOLIDATE_DEDUP],
+    Target("dedup", "lib/agentctx/consolidation/dedup.py",
+           ["tests/test_dedup_rules.py", "tests/test_rules.py", *CONSOLIDATE_DEDUP],
            what="near-duplicate threshold and merge"),
     Target("hookio", "lib/agentctx/hookio.py",
            ["tests/test_fail_open.py", "tests/test_hookevent.py", *HOOK_FAIL_OPEN,
@@ -507,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
         by_target[b["target"]]["seconds"] += round(b["seconds"], 1)
         by_target[b["target"]]["deselect"] += b["deselect"]
         by_target[b["target"]]["usable"] &= b["usable"]
-    command = "uv run --with cosmic-ray==8.7.0 python bench/mutation.py" + "".join(
+    command = "uv run --group dev --with cosmic-ray==8.7.0 python bench/mutation.py" + "".join(
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     data = {"tag": tag, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",

@@ -304,7 +304,8 @@ def test_the_dashboard_works_from_the_keyboard(page, server, store, proj, conn):
     tab_to("edit")
     page.keyboard.press("Enter")
     page.wait_for_selector('[data-testid="edit-form"]')
-    assert page.evaluate("() => document.activeElement.name") == "title"  # the opened form has the focus
+    # the opened form takes the focus (an effect right after it renders)
+    page.wait_for_function("() => document.activeElement && document.activeElement.name === 'title'", timeout=5000)
     focus_ring = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert focus_ring != "none"  # the focused control is visibly marked
     shot(page, "keyboard-edit")
