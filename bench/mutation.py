@@ -29,7 +29,8 @@ Each target's mutants run against that target's test files only (``TARGETS``), `
 kills), with ``lib/__pycache__`` removed before each run (hook processes write bytecode, and a mutant of the same
 size and second would otherwise load the previous mutant's). Before the mutants, each target's tests run on the
 unmutated copy: a test that already fails there (another change in progress) is deselected and reported, so it
-cannot "kill" anything. A mutant whose tests outrun ``timeout`` (4 × that baseline, ≥ 60 s) counts as killed.
+cannot "kill" anything. A mutant whose tests outrun 3 × that baseline (≥ 20 s) counts as killed (a loop
+that never ends).
 
 Writes ``bench/results/<tag>.json`` (every mutant and its outcome) and ``bench/results/<tag>.md`` (score per
 target, survivors with the explanation kept in ``EXPLAINED``; an unexplained survivor is marked so).
@@ -261,10 +262,11 @@ def run_tests(copy: Path, tests: list[str], deselect: list[str], timeout: float,
     """(outcome, seconds, output tail): "survived" (exit 0), "killed" (a failure), "timeout", "no-tests"."""
     for cache in (copy / "lib").rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)
-    cmd = [_python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", "-rfE",
+    cmd = [_python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutation", "--no-header", "-rfE",
            *(["-x"] if first_failure else []), *tests, *(f"--deselect={d}" for d in deselect)]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1",
-           "PYTHONPATH": os.pathsep.join([str(copy / "lib"), str(copy)])}
+           "PYTHONPATH": os.pathsep.join([str(copy / "lib"), str(copy), str(copy / "bench")]),
+           PREPARED: "" if first_failure is False else "1"}
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
@@ -284,6 +286,22 @@ def run_tests(copy: Path, tests: list[str], deselect: list[str], timeout: float,
     if proc.returncode == 5:
         return "no-tests", seconds, text[-2000:]
     return "killed", seconds, text[-4000:]
+
+
+PREPARED = "AGENTCTX_MUTATION_PREPARED"
+
+
+def pytest_configure(config) -> None:
+    """Loaded into each mutant's pytest (``-p mutation``): the copy's script environments were prepared by its
+    baseline run (the suite's session fixture runs ``uv sync --script`` on every entry script, ~1 s a run),
+    so that run's outcome is reused rather than done again for every mutant."""
+    if not os.environ.get(PREPARED):
+        return
+    from tests.support import scriptenvs
+
+    prepared = getattr(scriptenvs, "_prepared", None)
+    if isinstance(prepared, dict):
+        prepared.setdefault(str(Path(config.rootpath).resolve()), {"status": "done", "failed": {}})
 
 
 _COPY: Path | None = None
@@ -463,6 +481,10 @@ def main(argv: list[str] | None = None) -> int:
     only = {t for t in args.targets.split(",") if t}
     work = Path(args.work_dir) if args.work_dir else test_cache() / "mutation"
     copies = [copy_bundle(work / f"copy{i}") for i in range(args.jobs)]
+    for copy in copies:  # uv keys script environments by path: each copy's, once (the suite's own state dir)
+        subprocess.run([_python(), "-m", "agentctx.prepare", "--root", str(copy)], cwd=copy, capture_output=True,
+                       env={**os.environ, "PYTHONPATH": str(copy / "lib"),
+                            "AGENTCTX_CACHE_DIR": str(test_cache() / "state")}, timeout=1800)
     started = time.monotonic()
     jobs: list[Job] = []
     targets = [t for t in TARGETS if not only or t.name in only]
@@ -489,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
         for j in jobs:
             b = baselines[f"{j.target}|{' '.join(j.tests)}"]
             if b["usable"]:
-                work_items.append((j, b["deselect"], max(60.0, 4 * b["seconds"])))
+                work_items.append((j, b["deselect"], max(20.0, 3 * b["seconds"])))
         done = 0
         for r in pool.imap_unordered(_execute, work_items):
             results.append(r)

@@ -290,9 +290,21 @@ def test_ctx_search_lists_8_results_for_a_narrow_query_and_15_for_a_broad_one():
     ("give me an overview " + "y" * 5000, True),
     ("y" * 5000 + " give me an overview", True),
     ("y" * 1996 + " overview " + "z" * 1994, True),  # exactly 4,000 characters: judged whole
+    ("y" * 1996 + " overview " + "z" * 1995, False),  # 4,001: head and tail, "overview" split between them
+    ("." * 1992 + "overview" + "." * 4000, True),  # ends on the head's last character
+    ("." * 1993 + "overview" + "." * 4000, False),  # one past it
+    ("." * 4000 + "overview" + "." * 1992, True),  # starts on the tail's first character
+    ("." * 3999 + "overview" + "." * 1993, False),  # one before it
 ])
 def test_what_makes_a_prompt_broad(prompt, broad):
     assert budgets.is_broad(prompt) is broad, prompt[:40]
+
+
+def test_a_field_is_clipped_to_its_length_and_a_text_to_its_tokens():
+    assert budgets.clip("abcdef", 6) == "abcdef" and budgets.clip("abcdefg", 6) == "abcd …"
+    assert budgets.clip("abcdef", 1) == " …", "room for the marker only"
+    assert budgets.clip_tokens("abcd" * 5, 5) == "abcd" * 5, "exactly at the cap: whole"
+    assert budgets.clip_tokens("abcd" * 5 + "e", 5) == "abcd" * 4 + "…"
 
 
 def test_a_subagent_brief_is_cut_to_800_tokens(conn, proj, home, repo):

@@ -231,7 +231,7 @@ def test_candidates_come_most_similar_first():
 # ---------------------------------------------------------------- decay by type
 
 
-@pytest.mark.parametrize("rtype", ["decision", "convention"])
+@pytest.mark.parametrize("rtype", ["decision", "convention", "profile"])
 def test_decisions_and_conventions_never_decay(conn, proj, home, monkeypatch, rtype):
     monkeypatch.setenv("AGENTCTX_NOW", NOW)
     old = records.add(conn, proj.id, type=rtype, title="Use Terraform for infra", body="Stated in 2023.",
@@ -303,6 +303,44 @@ def test_the_stored_score_rewards_use_at_most_50_percent_and_the_reward_fades():
     assert 0 < scoring.stored_score("decision", 0, "inferred", 0, 0) < 1.0
     assert scoring.stored_score("decision", 0, "explicit", 0, 0, base=2.0) == 2.0
     assert scoring.stored_score("discovery", -3, "explicit", 0, 0) == 1.0, "a date in the future is not a bonus"
+    assert scoring.stored_score("decision", 0, "explicit", 10**9, -30) == 1.5, "nor is a use in the future"
+
+
+def _hit(score: float, coverage: float = 1.0, matched: int = 0, pinned: bool = False) -> search.Hit:
+    return search.Hit({"id": f"r{score}-{coverage}-{matched}", "pinned": pinned}, score, score, "fts", coverage, matched)
+
+
+def test_what_a_prompt_gets_injected_is_what_answers_it_close_to_the_best():
+    """``scoring.worth_injecting``: records that hold enough of the prompt (a share of its word weight, or
+    enough of its words), scoring close enough to the best; a broad prompt takes weaker ones too; pinned always."""
+    inject = scoring.worth_injecting
+    best = _hit(1.0)
+    near, mid, far = _hit(0.99), _hit((scoring.INJECT_CUTOFF + scoring.INJECT_CUTOFF_BROAD) / 2), _hit(0.01)
+    assert inject([best, near, mid, far]) == [best, near]  # narrow is the default
+    assert inject([best, near, mid, far], broad=True) == [best, near, mid]
+    at_cut = _hit(scoring.INJECT_CUTOFF)
+    assert inject([best, at_cut]) == [best, at_cut]
+    pinned_far = _hit(0.01, pinned=True, coverage=0.0)
+    assert inject([best, pinned_far]) == [best, pinned_far]
+    # holding enough of the prompt: a share of its word weight, or enough of its words
+    little = _hit(1.0, coverage=scoring.MIN_COVERAGE / 2, matched=scoring.MIN_MATCHED - 1)
+    assert inject([little]) == []
+    assert inject([_hit(1.0, coverage=scoring.MIN_COVERAGE, matched=0)]) != []
+    assert inject([_hit(1.0, coverage=0.0, matched=scoring.MIN_MATCHED)]) != []
+    assert inject([_hit(1.0, coverage=0.0, matched=1)]) == [], "one word of the prompt is not an answer"
+    assert inject([_hit(1.0, coverage=0.05)]) == [], "a twentieth of the prompt is not an answer"
+    assert inject([_hit(1.0, coverage=0.5)]) != [], "half of it is"
+    assert inject([]) == [] and inject([_hit(0.0)]) == [], "nothing scores: nothing to inject"
+
+
+def test_a_reinforced_record_outranks_an_equal_one(conn, proj, home, monkeypatch):
+    monkeypatch.setenv("AGENTCTX_NOW", NOW)
+    plain = records.add(conn, proj.id, type="decision", title="Queues use SQS", body="Stated once, 2025.")
+    stated = records.add(conn, proj.id, type="decision", title="Queues use SQS", body="Stated often, 2026.")
+    for _ in range(5):
+        records.add(conn, proj.id, type="decision", title="Queues use SQS", body="Stated often, 2026.")
+    hits = search.search(conn, proj.id, "queues sqs")
+    assert [h.record["id"] for h in hits] == [stated["id"], plain["id"]] and hits[0].score > hits[1].score
 
 
 # ---------------------------------------------------------------- prune after 60 days, archive after 90

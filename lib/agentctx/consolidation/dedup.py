@@ -147,6 +147,7 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
                 continue
             if a["key"] or b["key"] or a["scope"] != b["scope"]:
                 continue
+            a, b = survivor_of(a, b)  # the older first: the same pair always reads the same way
             if client is not None:
                 try:
                     same = confirm(client, a, b, usage)
@@ -159,7 +160,7 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
                 same, how = strictly_same(a, b, embedder, sim), "strict"
             if not same:
                 continue
-            keep, dup = survivor_of(a, b)
+            keep, dup = a, b
             merges.append({"kept": keep["id"], "merged": dup["id"], "type": rtype, "similarity": round(sim, 4),
                            "confirmed_by": how})
             gone.add(dup["id"])
