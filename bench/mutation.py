@@ -33,7 +33,9 @@ cannot "kill" anything. A mutant whose tests outrun 3 × that baseline (≥ 20 s
 that never ends).
 
 Writes ``bench/results/<tag>.json`` (every mutant and its outcome) and ``bench/results/<tag>.md`` (score per
-target, survivors with the explanation kept in ``EXPLAINED``; an unexplained survivor is marked so).
+target, survivors with the explanation kept in ``bench/mutants/<target>.toml``; an unexplained survivor is marked
+so). Runs over disjoint targets (``--tag mutation-<name> --targets <name>``, e.g. one per session in parallel) are
+written as one report with ``--merge``.
 """
 
 from __future__ import annotations
@@ -169,9 +171,34 @@ OPERATORS = re.compile(
     r"|NumberReplacer|ZeroIterationForLoop)$"
 )
 
-# Survivors that are equivalent or harmless: (target, function or None for any, operator regex, source-line
-# substring, why). The first match explains a survivor; the report flags every other one.
-EXPLAINED: list[tuple[str, str | None, str, str, str]] = []
+# Per target, ``bench/mutants/<target>.toml`` may add test files (``tests = [...]``, run before the ones above:
+# put the fast, rule-specific tests first, since the first failure kills) and list the survivors that are
+# equivalent or harmless (``[[explained]]`` tables: ``operator`` regex, ``source`` substring of the mutated line,
+# optional ``function``, and ``why``). The first match explains a survivor; the report flags every other one.
+MUTANTS_DIR = BENCH / "mutants"
+
+
+def _target_config(name: str) -> dict:
+    import tomllib
+
+    path = MUTANTS_DIR / f"{name}.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def explained() -> list[tuple[str, str | None, str, str, str]]:
+    """(target, function or None, operator regex, source substring, why) from every target's file."""
+    out = []
+    for path in sorted(MUTANTS_DIR.glob("*.toml")):
+        for e in _target_config(path.stem).get("explained", []):
+            why = ("Equivalent: " if e.get("equivalent") else "Harmless: ") + e["why"]
+            out.append((path.stem, e.get("function"), e["operator"], e["source"], why))
+    return out
+
+
+def tests_of(target: Target) -> list[str]:
+    """The target's extra tests (its toml) first, then the ones listed here, without repeats."""
+    extra = _target_config(target.name).get("tests", [])
+    return list(dict.fromkeys([*extra, *target.tests]))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -248,7 +275,8 @@ def _rule_jobs(copy: Path, before: bool, only: set[str] | None) -> list[Job]:
             continue
         text = (copy / path).read_text(encoding="utf-8")
         line = text[: text.find(old)].count("\n") + 1 if old in text else 0
-        jobs.append(Job(target, "rule", path, "rule", None, line, old.strip(), _tests_for(RULE_TESTS[target], before),
+        rule_tests = [*_target_config(target).get("rule_tests", []), *RULE_TESTS[target]]
+        jobs.append(Job(target, "rule", path, "rule", None, line, old.strip(), _tests_for(rule_tests, before),
                         {"old": old, "new": new, "what": what}))
     return jobs
 
@@ -387,7 +415,7 @@ def _baseline(args: tuple[str, list[str]]) -> dict:
 
 
 def explain(m: dict) -> str | None:
-    for target, function, operator, snippet, why in EXPLAINED:
+    for target, function, operator, snippet, why in explained():
         if (m["target"] == target and (function is None or m["function"] == function)
                 and re.search(operator, m["operator"]) and snippet in m["source"]):
             return why
@@ -404,25 +432,37 @@ def render_md(data: dict) -> str:
     mutants = data["mutants"]
     out = [f"# Mutation testing of the rule modules ({data['tag']})", "",
            f"Measured {data['date']} on {data['machine']}; {data['jobs']} jobs at nice 10, {data['minutes']} min wall.",
-           f"Tool: {TOOL} {data['tool_version']} (generation and application of mutants) + {len(RULE_MUTANTS)} rule "
-           "mutants applied as text (SQL text and the sh launcher, which no Python mutation tool reaches).",
+           f"Tool: {TOOL} {data['tool_version']} (generation and application of mutants) + "
+           f"{sum(m['kind'] == 'rule' for m in mutants)} rule mutants applied as text (SQL text and the sh launcher, "
+           "which no Python mutation tool reaches).",
            f"Command: `{data['command']}`", ""]
     if data["before"]:
         out += ["Test files of issue 15 left out (`--before`): " + ", ".join(f"`{t}`" for t in NEW_TESTS), ""]
-    out += ["| target | what | mutants | killed | survived | score |", "|---|---|---:|---:|---:|---:|"]
+    out += ["Score: killed / mutants. Without equivalents: killed / (mutants − survivors shown to be equivalent, i.e. "
+            "no test can tell them from the original).", "",
+            "| target | what | mutants | killed | survived | of which equivalent | score | without equivalents |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+
+    def row(label: str, what: str, ms: list[dict], bold: bool = False) -> str:
+        n, k, s = _score(ms)
+        eq = sum(m["outcome"] == "survived" and (m.get("why") or explain(m) or "").startswith("Equivalent")
+                 for m in ms)
+        cells = [str(n), str(k), str(s), str(eq), f"{100 * k / n:.1f}%" if n else "",
+                 f"{100 * k / (n - eq):.1f}%" if n - eq else ""]
+        cells = [f"**{c}**" if bold and c else c for c in cells]
+        return f"| {label} | {what} | " + " | ".join(cells) + " |"
+
     names = [t.name for t in TARGETS if any(m["target"] == t.name and m["kind"] == "cr" for m in mutants)]
     for name in names:
-        n, k, s = _score([m for m in mutants if m["target"] == name and m["kind"] == "cr"])
         what = next(t.what for t in TARGETS if t.name == name)
-        out.append(f"| {name} | {what} | {n} | {k} | {s} | {100 * k / n:.1f}% |" if n else f"| {name} | {what} | 0 | | | |")
-    n, k, s = _score([m for m in mutants if m["kind"] == "cr"])
-    if n:
-        out.append(f"| **all ({TOOL})** | | **{n}** | **{k}** | **{s}** | **{100 * k / n:.1f}%** |")
-    rn, rk, rs = _score([m for m in mutants if m["kind"] == "rule"])
-    if rn:
-        out.append(f"| rule mutants | SQL text, launcher | {rn} | {rk} | {rs} | {100 * rk / rn:.1f}% |")
-        tn, tk = n + rn, k + rk
-        out.append(f"| **total** | | **{tn}** | **{tk}** | **{tn - tk}** | **{100 * tk / tn:.1f}%** |")
+        out.append(row(name, what, [m for m in mutants if m["target"] == name and m["kind"] == "cr"]))
+    cr = [m for m in mutants if m["kind"] == "cr"]
+    if cr:
+        out.append(row(f"**all ({TOOL})**", "", cr, bold=True))
+    rules = [m for m in mutants if m["kind"] == "rule"]
+    if rules:
+        out.append(row("rule mutants", "SQL text, launcher", rules))
+        out.append(row("**total**", "", mutants, bold=True))
     other = [m for m in mutants if m["outcome"] not in ("killed", "timeout", "survived")]
     timeouts = sum(m["outcome"] == "timeout" for m in mutants)
     out += ["", f"Timeouts (counted as killed): {timeouts}. Not run: {len(other)} "
@@ -450,6 +490,26 @@ def render_md(data: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def merge(tags: list[str], tag: str) -> dict:
+    """One report from runs over disjoint targets (each measured on its own, e.g. in parallel sessions)."""
+    runs = [json.loads((RESULTS / f"{t}.json").read_text()) for t in tags]
+    seen: dict[str, str] = {}
+    for t, run in zip(tags, runs, strict=True):
+        for name in {m["target"] for m in run["mutants"]}:
+            if name in seen:
+                raise SystemExit(f"target {name} is in both {seen[name]} and {t}")
+            seen[name] = t
+    return {"tag": tag, "date": " … ".join(sorted({min(r["date"] for r in runs), max(r["date"] for r in runs)})),
+            "machine": runs[0]["machine"], "jobs": max(r["jobs"] for r in runs),
+            "minutes": round(sum(r["minutes"] for r in runs), 1), "tool_version": runs[0]["tool_version"],
+            "command": " && ".join(r["command"] for r in runs) + " && uv run python bench/mutation.py --merge "
+                       + ",".join(tags),
+            "before": any(r["before"] for r in runs),
+            "baselines": {k: v for r in runs for k, v in r["baselines"].items()},
+            "mutants": sorted((m for r in runs for m in r["mutants"]),
+                              key=lambda m: (m["target"], m["path"], m["line"], m["operator"]))}
+
+
 # ---------------------------------------------------------------------------------------------------------
 
 
@@ -463,11 +523,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the copies go (default: <test cache>/mutation, so uv reuses their script environments)")
     ap.add_argument("--limit", type=int, default=0, help="at most N mutants per target (a smoke run)")
     ap.add_argument("--report-only", action="store_true", help="rewrite <tag>.md from <tag>.json")
+    ap.add_argument("--merge", default="",
+                    help="comma-separated tags of runs over disjoint targets: written together as <tag>.json/.md")
     args = ap.parse_args(argv)
     tag = args.tag or ("mutation-before" if args.before else "mutation")
     json_path, md_path = RESULTS / f"{tag}.json", RESULTS / f"{tag}.md"
-    if args.report_only:
+    if args.merge:
+        json_path.write_text(json.dumps(merge([t for t in args.merge.split(",") if t], tag), indent=1,
+                                        ensure_ascii=False) + "\n")
+    if args.report_only or args.merge:
         data = json.loads(json_path.read_text())
+        for m in data["mutants"]:  # explanations as they stand now
+            m["why"] = explain(m) if m["outcome"] == "survived" else None
         md_path.write_text(render_md(data))
         print(md_path.read_text())
         return 0
@@ -489,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs: list[Job] = []
     targets = [t for t in TARGETS if not only or t.name in only]
     for t in targets:
-        tests = _tests_for(t.tests, args.before)
+        tests = _tests_for(tests_of(t), args.before)
         found = _cr_jobs(copies[0], t, tests)
         jobs += found[: args.limit] if args.limit else found
     jobs += _rule_jobs(copies[0], args.before, only or None)
