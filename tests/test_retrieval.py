@@ -252,16 +252,6 @@ def model(monkeypatch: pytest.MonkeyPatch):
     return embeddings.load(download=False)
 
 
-def test_query_words_weigh_by_idf(model) -> None:
-    import numpy as np
-
-    plain = model.encode(["painting"])[0]
-    weighted = model.encode_query("Caroline painting", lambda w: 0.0 if w == "caroline" else 1.0)
-    assert float(weighted @ plain) == pytest.approx(1.0, abs=1e-5)  # the zero-weight word is left out
-    assert float(model.encode(["Caroline painting"])[0] @ plain) < 0.999
-    assert np.allclose(model.encode_query("the", lambda w: 0.0), model.encode(["the"])[0])
-
-
 def test_records_are_embedded_with_their_session_neighbours(model) -> None:
     import numpy as np
 

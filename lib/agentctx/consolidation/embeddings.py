@@ -3,7 +3,7 @@
 The model is ``AGENTCTX_EMBED_MODEL`` (a local model2vec folder or a Hugging Face id), else
 ``DEFAULT_MODEL``, downloaded once into ``<data dir>/models`` with a one-line notice and used
 offline afterwards. Each record is embedded as ``[type] title + body`` with a share of its session
-neighbours (``encode_records``); queries are embedded with idf-weighted words (``encode_query``).
+neighbours (``encode_records``); a query as plain text.
 """
 
 from __future__ import annotations
@@ -117,38 +117,6 @@ class Embedder:
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return vecs / norms
-
-    def encode_query(self, text: str, word_weight) -> object:
-        """The unit vector of a search query as the ``word_weight(word)``-weighted mean of its token vectors
-        (each token takes the weight of the word it is part of; a model2vec vector is the plain mean).
-        With idf weights, words every record of a project shares (a speaker's name, the project's name)
-        and stop words stop dominating a short question. The plain vector when no word weighs anything."""
-        import re
-
-        import numpy as np
-
-        model = self._model
-        enc = model.tokenizer.encode(text, add_special_tokens=False)
-        spans = [(m.start(), m.end(), m.group(0).lower()) for m in re.finditer(r"\w+", text)]
-        cache: dict[str, float] = {}
-        ids, weights, j = [], [], 0
-        for tok, (start, _) in zip(enc.ids, enc.offsets, strict=True):
-            if tok == model.unk_token_id:
-                continue
-            while j < len(spans) and spans[j][1] <= start:
-                j += 1
-            word = spans[j][2] if j < len(spans) and spans[j][0] <= start else None
-            if word is not None and word not in cache:
-                cache[word] = float(word_weight(word))
-            ids.append(tok)
-            weights.append(cache.get(word, 0.0) if word is not None else 0.0)
-        w = np.asarray(weights, dtype=np.float32)
-        if not ids or not w.any():
-            return self.encode([text])[0]
-        rows = [model.token_mapping[t] for t in ids] if model.token_mapping is not None else ids
-        vec = (self._table()[rows] * w[:, None]).sum(axis=0)
-        norm = float(np.linalg.norm(vec))
-        return vec / norm if norm else self.encode([text])[0]
 
     def _table(self):
         """The token vectors as float32 (converted once: the model may store float16)."""
