@@ -92,8 +92,8 @@ def _remote_url(config_text: str) -> str | None:
 
 
 def _home() -> str | None:
-    home = os.path.expanduser("~")
-    return os.path.normcase(os.path.realpath(home)) if home and home != "~" else None
+    home = os.path.expanduser("~")  # never empty: "~" itself when no home is known
+    return os.path.normcase(os.path.realpath(home)) if home != "~" else None
 
 
 def _git_dirs(start: str) -> tuple[str, str] | None:
@@ -105,10 +105,9 @@ def _git_dirs(start: str) -> tuple[str, str] | None:
     """
     home = _home()
     key = os.path.normcase(start)
-    inside_home = home is not None and (key == home or key.startswith(home.rstrip(os.sep) + os.sep))
     here = start
     while True:
-        at_home = inside_home and os.path.normcase(here) == home
+        at_home = os.path.normcase(here) == home  # ``here`` walks up from ``start``: only reached from inside HOME
         if at_home and key != home:
             return None
         dotgit = os.path.join(here, ".git")

@@ -664,7 +664,8 @@ def upsert_by_key(
         new_id = _replace(conn, project_id, olds, stamp=stamp, valid_from=valid_from, record_id=record_id, fields=dict(
             type=type, key=key, title=title, body=body, scope=scope, pinned=pinned, confidence=confidence,
             source=source, session_id=session_id))
-    return ("superseded" if holder and holder in olds else "added"), get(conn, new_id, project_id)
+    # Here a holder is always among the retired (appended above, or the explicit ``supersedes``).
+    return ("superseded" if holder else "added"), get(conn, new_id, project_id)
 
 
 def _stated_wins(holder: dict, title: str, body: str, confidence: str, keep_stated: bool) -> bool:
