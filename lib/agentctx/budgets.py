@@ -72,7 +72,7 @@ def clip_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
     prefix that fits, plus ``marker``)."""
     if estimate_tokens(text) <= max_tokens:
         return text
-    room = max(0, max_tokens - estimate_tokens(marker))
+    room = max_tokens - estimate_tokens(marker)  # below 0 like 0: no character fits
     lo, hi = 0, len(text)  # the longest prefix within ``room``: estimate_tokens grows with the prefix
     while lo < hi:
         mid = (lo + hi + 1) // 2

@@ -89,6 +89,6 @@ def stored_score(record_type: str, age_days: float, confidence: str, uses: int, 
     import math
 
     factor = DAILY_DECAY.get(record_type, 0.98)
-    recency = 1.0 if factor >= 1.0 else factor ** max(0.0, age_days)
+    recency = factor ** max(0.0, age_days)  # 1.0 ** age is 1.0: decisions, conventions and profiles never decay
     access = 1.0 + min(ACCESS_BOOST_MAX, 0.1 * math.log1p(max(0, uses))) * ACCESS_DAILY_DECAY ** max(0.0, days_since_use)
     return base * access * recency * CONFIDENCE_WEIGHT.get(confidence, 0.8)
