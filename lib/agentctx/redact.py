@@ -60,7 +60,8 @@ class Rule:
                  after: str | None = "word", check: Callable[[re.Match[str]], tuple[int, int] | None] | None = None):
         self.label, self.flags, self.check = label, flags, check
         self.sources = (source,) if isinstance(source, str) else source  # one literal prefix each: fast scans
-        self.after = _WORD_CHARS | frozenset(after[4:]) if after and after.startswith("word") else frozenset(after or "")
+        after = after or ""
+        self.after = frozenset(after.removeprefix("word")) | (_WORD_CHARS if after.startswith("word") else frozenset())
         self.lines = tuple((a, a == a.lower()) for a in lines)  # (literal, any case)
         self.patterns: list[re.Pattern[str]] | None = None
 
@@ -91,9 +92,7 @@ class Rule:
         if not ranges:
             return []
         found = [m for pattern in self.compiled() for start, end in ranges for m in pattern.finditer(text, start, end)]
-        if len(self.sources) > 1:
-            found.sort(key=lambda m: m.start())
-        return found
+        return sorted(found, key=lambda m: m.start())  # one pattern's matches already are; several interleave
 
 
 # -- value checks -----------------------------------------------------------------------------------
@@ -168,11 +167,8 @@ def _assignment(m: re.Match[str]) -> tuple[int, int] | None:
         spaced = sep.startswith((" ", "\t")) or sep.endswith((" ", "\t"))
         if spaced and "=" in sep and re.fullmatch(r"[a-z_]+", value):
             return None  # code: token = tok
-        if ":" in sep and "=" not in sep:
-            eol = m.string.find("\n", span[1])
-            rest = m.string[span[1]:eol if eol >= 0 else len(m.string)]
-            if re.match(r"\s+[^\s#/]", rest):
-                return None  # prose: "Password: must be 8 characters"
+        if ":" in sep and re.compile(r"[^\S\n]+[^\s#/]").match(m.string, span[1]):
+            return None  # prose, more words on the line: "Password: must be 8 characters"
     return span
 
 
@@ -354,9 +350,12 @@ def labels() -> list[str]:
 
 
 def _in_mark(text: str, start: int, end: int) -> bool:
-    """True when [start, end) touches a ``[REDACTED:...]`` already there (never redact a redaction)."""
+    """True when [start, end) touches a ``[REDACTED:<label>]`` already there (never redact a redaction).
+
+    Only a label closes a mark: text that merely says ``[REDACTED: ...`` hides nothing after it."""
     i = text.rfind(_MARK, 0, end)
-    return i >= 0 and text.find("]", i) >= start
+    close = text.find("]", i)
+    return i >= 0 and close >= start and text[i + len(_MARK):close].replace("_", "").isalpha()
 
 
 def _apply(rule: Rule, text: str, lowered: str, found: dict[str, int] | None) -> str:
@@ -368,7 +367,7 @@ def _apply(rule: Rule, text: str, lowered: str, found: dict[str, int] | None) ->
         if m.start() > 0 and text[m.start() - 1] in rule.after:
             continue  # inside a longer word
         span = check(m)
-        if span is None or span[0] >= span[1] or span[0] < last or _in_mark(text, *span):
+        if span is None or span[0] < last or _in_mark(text, *span):
             continue
         pieces += [text[last:span[0]], tag]
         last = span[1]
@@ -380,18 +379,23 @@ def _apply(rule: Rule, text: str, lowered: str, found: dict[str, int] | None) ->
     return "".join(pieces)
 
 
+def _lower(text: str) -> str:
+    """``text.lower()`` one character for one (rule anchors are found by position): ``İ`` alone lowers to two."""
+    return text.replace("\u0130", "i").lower()
+
+
 def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = None) -> str:
     if not text:
         return text
-    lowered = text.lower()
+    lowered = _lower(text)
     out = text
     if "<private>" in lowered:
         out = re.sub(_PRIVATE, "", text)
-        lowered = out.lower()
+        lowered = _lower(out)
     for rule in rules:
         changed = _apply(rule, out, lowered, found)
         if changed is not out:
-            out, lowered = changed, changed.lower()
+            out, lowered = changed, _lower(changed)
     return out
 
 
