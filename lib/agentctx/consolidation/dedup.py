@@ -32,7 +32,6 @@ MIN_TITLE_OVERLAP = 0.85  # ... and of the titles' words ("no emojis for deploy"
 BLOCK = 128  # rows per similarity block: memory stays O(BLOCK × n)
 NEIGHBOURS = 3  # candidates per record
 MAX_PAIRS = 2000  # per project and type and pass; the rest waits for the next pass
-RANK = {"inferred": 0, "reinforced": 1, "explicit": 2}
 
 CONFIRM_SYSTEM = (
     "You decide whether two stored project facts say the same thing, so one can be merged into the other. "
@@ -51,12 +50,12 @@ def candidates(record_ids: list[str], matrix, threshold: float = THRESHOLD,
 
     found: dict[tuple[str, str], float] = {}
     n = len(record_ids)
-    k = min(NEIGHBOURS, n - 1)
+    k = min(NEIGHBOURS, n)  # itself among them when n <= NEIGHBOURS: its -inf never passes the threshold
     rows_of = [i for i, rid in enumerate(record_ids) if only is None or rid in only]
     for start in range(0, len(rows_of), BLOCK):
         idx = np.asarray(rows_of[start:start + BLOCK])
         sims = matrix[idx] @ matrix.T
-        sims[np.arange(len(idx)), idx] = -1.0  # not itself
+        sims[np.arange(len(idx)), idx] = -np.inf  # not itself, whatever the threshold
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
         for i, js in enumerate(top):
             for j in js:
@@ -92,10 +91,10 @@ def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0) -> b
     nums = re.compile(r"\d+(?:\.\d+)*")
     if set(nums.findall(_content(a))) != set(nums.findall(_content(b))):
         return False
-    if not wa or not wb or len(wa & wb) / len(wa | wb) < MIN_WORD_OVERLAP:
+    if not (wa & wb) or len(wa & wb) / len(wa | wb) < MIN_WORD_OVERLAP:  # no shared word (or none at all)
         return False
     ta, tb = set(terms(a["title"])), set(terms(b["title"]))
-    if ta != tb and (not ta or not tb or len(ta & tb) / len(ta | tb) < MIN_TITLE_OVERLAP):
+    if ta != tb and len(ta & tb) / len(ta | tb) < MIN_TITLE_OVERLAP:
         return False
     if embedder is None:
         return stored_sim > STRICT_THRESHOLD
@@ -111,9 +110,8 @@ def survivor_of(a: dict, b: dict) -> tuple[dict, dict]:
 def merge(conn: sqlite3.Connection, project_id: str, keep: dict, dup: dict) -> None:
     """Supersede ``dup`` into ``keep`` in one transaction (see the module docstring)."""
     stamp = clock.now()
-    confidence = max(keep["confidence"], dup["confidence"], key=lambda c: RANK.get(c, 0))
-    if confidence == "inferred":
-        confidence = "reinforced"  # seen twice: that is what reinforcement means
+    # the higher confidence, and at least "reinforced": seen twice is what reinforcement means
+    confidence = "explicit" if "explicit" in (keep["confidence"], dup["confidence"]) else "reinforced"
     with transaction(conn):
         records.retire(conn, dup["id"], stamp=stamp, project_id=project_id, by=keep["id"], rel="derives_from",
                        mark_updated=True)
@@ -135,7 +133,7 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
             continue
         rec_ids, matrix = store.matrix(project_id, rtype)
         gone: set[str] = set()
-        pairs = candidates(rec_ids, matrix, THRESHOLD, only=todo) if len(rec_ids) > 1 else []
+        pairs = candidates(rec_ids, matrix, THRESHOLD, only=todo)
         recs = records.many(conn, {i for _, a, b in pairs for i in (a, b)}, project_id)
         for sim, a_id, b_id in pairs:
             if deadline is not None and time.monotonic() > deadline:
