@@ -39,7 +39,7 @@ class Digest:
                 "sections": self.sections}
 
 
-def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_type: bool = True):
+def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_type: bool):
     blocks = [render.record_block(r, body_chars=body_chars, show_type=show_type) for r in recs]
     kept, _ = budgets.fit_blocks([heading, *blocks], budget)
     if len(kept) == 1 and recs:
@@ -165,7 +165,7 @@ def read_cache(project_id: str, generation: int, sections: list[str] | None = No
     return cached
 
 
-def current(conn: sqlite3.Connection, proj: project.Project, *, refresh_cache: bool = True) -> Digest:
+def current(conn: sqlite3.Connection, proj: project.Project) -> Digest:
     """The digest to inject now: the cached one if fresh, else built live (and cached)."""
     gen = db.generation(conn)
     sections = settings_sections(proj)
@@ -174,9 +174,8 @@ def current(conn: sqlite3.Connection, proj: project.Project, *, refresh_cache: b
         return cached
     fresh = build(conn, proj, sections=sections)
     fresh.generation = gen
-    if refresh_cache:
-        try:
-            write_cache(proj.id, fresh)
-        except OSError:
-            pass
+    try:
+        write_cache(proj.id, fresh)
+    except OSError:
+        pass
     return fresh
