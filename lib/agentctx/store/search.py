@@ -302,7 +302,7 @@ def successors(conn: sqlite3.Connection, project_id: str, record_ids: list[str])
 
 
 def _fts(conn, project_id, match, query, types, include_superseded, reference) -> list[Hit]:
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(",")) + ", r.terms, r.context, r.superseded_at"
+    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(",")) + ", r.terms, r.context"
     # Superseded records are candidates too: a prompt worded like an old fact finds the record that
     # replaced it (rescore), never the old one, unless history is asked for.
     where = "(r.project_id = ? OR r.scope = 'global')" + ("" if include_superseded else " AND r.archived_at IS NULL")
@@ -332,8 +332,6 @@ def _fts(conn, project_id, match, query, types, include_superseded, reference) -
     scored = rescore(conn, query, pairs)
     if not include_superseded:
         scored = _current_for_superseded(conn, project_id, query, scored, types)
-    for rec, *_ in scored:
-        rec.pop("superseded_at", None)
     return _rank(scored, "fts", reference)
 
 
