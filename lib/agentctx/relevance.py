@@ -47,6 +47,7 @@ class Query:
         splits = splits or {}
         self.terms: list[tuple[tuple[str, ...], float]] = []  # (stems that must all be present, weight)
         seen: set[tuple[str, ...]] = set()
+        prefixes: set[str] = set()
         for word, df in words.items():
             parts = splits.get(word) or tuple(lexicon.tokens(word))
             stems = tuple(dict.fromkeys(lexicon.stem(p) for p in parts))
@@ -54,21 +55,24 @@ class Query:
                 continue
             seen.add(stems)
             self.terms.append((stems, idf(df, max(total, 1))))
+            prefixes.update(x[:3] for x in (*stems, *parts))
         self.total_weight = sum(w for _, w in self.terms)
-        # A token can only stem to a query stem if it starts like it (a stem is a prefix of its word but
-        # for a last y → i): only those tokens are stemmed when a record is scored.
-        self.prefixes = frozenset(s[:3] for stems, _ in self.terms for s in stems)
+        # Only tokens that may stem to a query stem are stemmed when a record is scored: those starting with
+        # a stem's first three letters, or a prompt word's (a last y → i changes the third: "key" → "kei"),
+        # or with a whole stem of two letters ("ids" → "id"). See ``bag``.
+        self.prefixes = frozenset(prefixes)
 
     def __bool__(self) -> bool:
         return bool(self.terms)
 
 
 def bag(text: str | None, prefixes: frozenset[str] | None = None) -> tuple[int, dict[str, int]]:
-    """(tokens in ``text``, stem counts), counting only tokens starting with one of ``prefixes`` if given."""
+    """(tokens in ``text``, stem counts), counting only tokens whose first three (or two) letters are one of
+    ``prefixes`` if given."""
     toks = lexicon.tokens(text or "")
     out: dict[str, int] = {}
     for tok in toks:
-        if prefixes is not None and tok[:3] not in prefixes:
+        if prefixes is not None and tok[:3] not in prefixes and tok[:2] not in prefixes:
             continue
         s = lexicon.stem(tok)
         out[s] = out.get(s, 0) + 1
