@@ -296,17 +296,18 @@ def run_tests(copy: Path, tests: list[str], deselect: list[str], timeout: float,
            "PYTHONPATH": os.pathsep.join([str(copy / "lib"), str(copy), str(copy / "bench")]),
            PREPARED: "" if first_failure is False else "1"}
     started = time.monotonic()
+    global _CHILD
     proc = subprocess.Popen(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
+    _CHILD = proc.pid
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
+        _kill_group(proc.pid)
         proc.communicate()
         return "timeout", time.monotonic() - started, ""
+    finally:
+        _CHILD = None
     seconds = time.monotonic() - started
     text = out.decode("utf-8", "replace")
     if proc.returncode == 0:
@@ -333,10 +334,31 @@ def pytest_configure(config) -> None:
 
 
 _COPY: Path | None = None
+_CHILD: int | None = None  # the test run a worker is waiting for (its own session: killed as a group)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _stop_worker(signum, frame) -> None:
+    """A stopped run leaves no test process behind (a mutant that never ends would run on)."""
+    if _CHILD is not None:
+        _kill_group(_CHILD)
+    os._exit(1)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _init_worker(queue) -> None:
     global _COPY
+    signal.signal(signal.SIGTERM, _stop_worker)
+    signal.signal(signal.SIGINT, _stop_worker)
     _COPY = Path(queue.get())
     try:
         os.nice(10)  # the machine is shared
@@ -430,8 +452,11 @@ def _score(ms: list[dict]) -> tuple[int, int, int]:
 
 def render_md(data: dict) -> str:
     mutants = data["mutants"]
+    runs = (f"{len(data['merged'])} runs over disjoint targets (1–{data['jobs']} jobs each at nice 10, several at "
+            f"once), {data['minutes']} min of wall time summed" if data.get("merged")
+            else f"{data['jobs']} jobs at nice 10, {data['minutes']} min wall")
     out = [f"# Mutation testing of the rule modules ({data['tag']})", "",
-           f"Measured {data['date']} on {data['machine']}; {data['jobs']} jobs at nice 10, {data['minutes']} min wall.",
+           f"Measured {data['date']} on {data['machine']}; {runs}.",
            f"Tool: {TOOL} {data['tool_version']} (generation and application of mutants) + "
            f"{sum(m['kind'] == 'rule' for m in mutants)} rule mutants applied as text (SQL text and the sh launcher, "
            "which no Python mutation tool reaches).",
@@ -499,7 +524,7 @@ def merge(tags: list[str], tag: str) -> dict:
             if name in seen:
                 raise SystemExit(f"target {name} is in both {seen[name]} and {t}")
             seen[name] = t
-    return {"tag": tag, "date": " … ".join(sorted({min(r["date"] for r in runs), max(r["date"] for r in runs)})),
+    return {"tag": tag, "merged": tags, "date": " … ".join(sorted({min(r["date"] for r in runs), max(r["date"] for r in runs)})),
             "machine": runs[0]["machine"], "jobs": max(r["jobs"] for r in runs),
             "minutes": round(sum(r["minutes"] for r in runs), 1), "tool_version": runs[0]["tool_version"],
             "command": " && ".join(r["command"] for r in runs) + " && uv run python bench/mutation.py --merge "
@@ -563,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     suites = sorted({(j.target, tuple(j.tests)) for j in jobs})
     print(f"{len(jobs)} mutants over {len(targets)} targets; {args.jobs} copies in {work}", file=sys.stderr)
 
+    signal.signal(signal.SIGTERM, _interrupt)  # leaving the pool's block then stops the workers and their tests
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
     for c in copies:
@@ -614,4 +640,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("mutation run stopped; its test processes were stopped with it", file=sys.stderr)
+        sys.exit(130)
