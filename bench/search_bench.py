@@ -20,7 +20,6 @@ Writes bench/results/search.json and bench/results/search.md.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -135,11 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     md.append("| consolidation pass (s) | " + " | ".join(str(s["consolidate_s"]) for s in results["sizes"]) + " |")
     md.append("| records injected per prompt (prompts with none of 30) | " + " | ".join(
         f"{s['records_injected_per_prompt']} ({s['prompts_with_nothing_injected']})" for s in results["sizes"]) + " |")
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "search.json"), "w", encoding="utf-8") as fh:
-        json.dump(results, fh, indent=1)
-    with open(os.path.join(args.out, "search.md"), "w", encoding="utf-8") as fh:
-        fh.write("\n".join(md) + "\n")
+    from agentctx import fsio
+
+    fsio.write_json(os.path.join(args.out, "search.json"), results, indent=1)
+    fsio.write_atomic(os.path.join(args.out, "search.md"), "\n".join(md) + "\n")
     print("\n".join(md))
     return 0
 

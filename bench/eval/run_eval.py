@@ -26,7 +26,6 @@ Where ../shared is absent, the LoCoMo part and the hybrid path are skipped with 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import statistics
@@ -376,11 +375,10 @@ def main(argv: list[str] | None = None) -> int:
                 conn.close()
     md = markdown(out)
     if not args.only:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "eval.json"), "w", encoding="utf-8") as fh:
-            json.dump(out, fh, indent=1)
-        with open(os.path.join(args.out, "eval.md"), "w", encoding="utf-8") as fh:
-            fh.write("\n".join(md) + "\n")
+        from agentctx import fsio
+
+        fsio.write_json(os.path.join(args.out, "eval.json"), out, indent=1)
+        fsio.write_atomic(os.path.join(args.out, "eval.md"), "\n".join(md) + "\n")
     print("\n".join(md))
     return 0
 
