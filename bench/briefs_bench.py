@@ -5,7 +5,7 @@ Run from the repository root::
     uv run python bench/briefs_bench.py            # coding set + 10k-record store, 30 runs per hook
     uv run python bench/briefs_bench.py --quick    # 1k-record store, 8 runs
 
-1. The brief a subagent of each type gets (``injection.subagent_start.brief``: its tokens by
+1. The brief a subagent of each type gets (``injection.briefs.brief``: its tokens by
    ``budgets.estimate_tokens``, characters and records shown), for the four projects of the coding
    evaluation set (bench/eval/coding_set.json, written through the real record API) and for the target
    project of a synthetic store (bench/make_store.py), where the 800-token cap binds.
@@ -41,11 +41,11 @@ TYPES = ("Explore", "Plan", "general-purpose", "my-plugin:reviewer", "statusline
 
 
 def brief_costs(conn, proj) -> dict:
-    from agentctx.injection import subagent_start
+    from agentctx.injection import briefs
 
     out = {}
     for agent_type in TYPES:
-        dig = subagent_start.brief(conn, proj, agent_type)
+        dig = briefs.brief(conn, proj, agent_type)
         out[agent_type] = ({"tokens": dig.tokens, "chars": len(dig.text), "records": len(dig.record_ids)}
                            if dig else {"tokens": 0, "chars": 0, "records": 0})
     return out

@@ -103,7 +103,9 @@ def _reply(body: dict) -> fake_api.Reply:
 
 def run_strategy(name: str, turns: list[dict], workdir: Path, checkpoints: list[int]) -> dict:
     """Run one strategy over the whole session in a fresh store; return its numbers."""
-    from agentctx.capture import extract, llm, worker
+    from agentctx import llm
+    from agentctx.capture import extract
+    from agentctx.consolidation import worker
     from agentctx.store import db
 
     data = workdir / name
@@ -258,7 +260,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.turns, args.hook_runs = 60, 8
-    from agentctx.capture import extract, worker
+    from agentctx.capture import extract
+    from agentctx.consolidation import worker
 
     turns = make_turns(args.turns)
     step = args.turns // 4

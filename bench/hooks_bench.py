@@ -246,9 +246,9 @@ def resolve_interpreters(env: dict[str, str]) -> dict:
 
 
 _HOOK_IMPORTS = {  # what each hook script imports (see hooks/*.py)
-    "session_start": "agentctx.hookio, agentctx.injection.session_start",
-    "user_prompt_submit": "agentctx.hookio, agentctx.injection.user_prompt_submit",
-    "session_end": "agentctx.hookio, agentctx.capture.session_end",
+    "session_start": "agentctx.hookio, agentctx.events.session_start",
+    "user_prompt_submit": "agentctx.hookio, agentctx.events.user_prompt_submit",
+    "session_end": "agentctx.hookio, agentctx.events.session_end",
 }
 _MODULES_CODE = (
     "import sys; sys.path.insert(0, sys.argv[1]); import {imports}; "

@@ -107,7 +107,7 @@ TARGETS = [
     Target("redact", "lib/agentctx/redact.py",
            ["tests/test_rules.py", "tests/test_redact.py", "tests/test_redaction_recall.py",
             "tests/test_redaction_corpus.py"], what="secret redaction"),
-    Target("render", "lib/agentctx/injection/render.py",
+    Target("render", "lib/agentctx/render.py",
            ["tests/test_limits.py", "tests/test_rules.py", "tests/test_budgets.py"], what="escaping and fencing"),
     Target("digest", "lib/agentctx/injection/digest.py",
            ["tests/test_limits.py", "tests/test_rules.py", "tests/test_budgets.py",

@@ -129,7 +129,7 @@ def prototypes(home: str, project_id: str, runs: int) -> dict:
     """
     from agentctx.scoring import RELATIVE_FLOOR
     from agentctx.store import db, search
-    from agentctx.store.records import COLUMNS
+    from agentctx.store.query import COLUMNS
 
     os.environ["AGENTCTX_HOME"] = home
     cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))

@@ -9,7 +9,7 @@
    error printed by a writer or logged by a hook.
 2. **Fuzzed hook inputs**: >= 5,000 inputs (broken JSON, random bytes, wrong types in every field, huge and
    odd strings, missing / bad paths, garbage transcripts) through every hook's real fail-open frame
-   (``hookio.run``, which ends with ``os._exit``): each in a forked child of one warm interpreter, stdin
+   (``frame.run``, which ends with ``os._exit``): each in a forked child of one warm interpreter, stdin
    from a file, stdout and stderr captured. Counts non-zero exits, tracebacks on stderr and stdout that
    is neither empty nor a JSON object. A sample also runs as real processes (``sh hooks/launch.sh``).
 3. **kill -9 during consolidation**: the real consolidation pass (through uv, embedding with model2vec when
@@ -204,7 +204,7 @@ def _hooks() -> dict[str, tuple[str, str, str]]:
     for path in sorted(glob.glob(os.path.join(ROOT, "hooks", "*.py"))):
         text = open(path, encoding="utf-8").read()
         imp = re.search(r"from (agentctx\.[\w.]+) import (on_\w+)", text)
-        run = re.search(r'hookio\.run\("(\w+)"', text)
+        run = re.search(r'frame\.run\("(\w+)"', text)
         if imp and run:
             out[os.path.basename(path)[:-3]] = (run.group(1), imp.group(1), imp.group(2))
     return out
@@ -320,7 +320,7 @@ def fuzz(work: str, *, n: int, process_sample: int, seed: int) -> dict:
     hooks = _hooks()
     import importlib
 
-    from agentctx import hookio
+    from agentctx.events import frame
 
     handlers = {script: (event, getattr(importlib.import_module(mod), fn)) for script, (event, mod, fn) in hooks.items()}
     ctx = _fuzz_context(work)
@@ -345,9 +345,9 @@ def fuzz(work: str, *, n: int, process_sample: int, seed: int) -> dict:
                 os.dup2(fd_out, 1)
                 os.dup2(fd_err, 2)
                 sys.stdin = open(0, closefd=False)
-                hookio.run(event, handler)
+                frame.run(event, handler)
             finally:
-                os._exit(99)  # never reached: hookio.run always exits
+                os._exit(99)  # never reached: frame.run always exits
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         out = open(out_path, "rb").read()

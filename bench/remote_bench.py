@@ -71,7 +71,7 @@ def _client(home: str, url: str):
 
 
 def child_converge(args) -> None:
-    from agentctx.sharing.remote import sync
+    from agentctx.remote import sync
     from agentctx.store import records
 
     conn, proj = _client(args.home, args.url)
@@ -107,7 +107,7 @@ def child_converge(args) -> None:
 
 def child_noop(args) -> None:
     """Time the consolidation pass's remote step once, in a fresh process (psycopg imported here)."""
-    from agentctx.sharing.remote import sync
+    from agentctx.remote import sync
     from agentctx.store import db
 
     conn = db.connect(os.path.join(args.home, "agentctx.db"))
@@ -166,7 +166,7 @@ def converge(server, dbname: str, members: list[tuple[str, str]], work: str, rec
 def pull_100k(server, dbname: str, members: list[tuple[str, str]], work: str, target: int) -> dict:
     import make_store
 
-    from agentctx.sharing.remote import sync
+    from agentctx.remote import sync
 
     seed_home = os.path.join(work, "seed")
     total = math.ceil(target / SHAREABLE_SHARE)
@@ -206,7 +206,7 @@ def pull_100k(server, dbname: str, members: list[tuple[str, str]], work: str, ta
 
 def noop_cost(server, dbname: str, members: list[tuple[str, str]], work: str, runs: int) -> dict:
     from agentctx.consolidation import consolidate
-    from agentctx.sharing.remote import sync
+    from agentctx.remote import sync
     from agentctx.store import records
     from agentctx.store import remote as store
 
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> None:
     reason = postgres.unavailable()
     if reason:
         raise SystemExit(f"cannot run: {reason}")
-    from agentctx.sharing.remote import schema
+    from agentctx.remote import schema
 
     os.environ.pop("ANTHROPIC_API_KEY", None)  # the consolidation passes below make no model calls
     server = postgres.Server(fsync=True).start()

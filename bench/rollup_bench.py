@@ -42,8 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     home = tempfile.mkdtemp(prefix="agentctx-rollup-bench-")
     make_store.build(home, args.records, quiet=True)
-    from agentctx import project
-    from agentctx.capture import llm
+    from agentctx import llm, project
     from agentctx.consolidation import rollup
     from agentctx.store import db
 

@@ -4,7 +4,7 @@
 # dependencies = ["sqlite-utils>=4.0", "tomli>=2; python_version < '3.11'"]
 # # sqlite-utils: imported only to migrate an outdated store; tomli: .agentctx/config.toml on Python 3.10
 # ///
-"""CwdChanged hook (also PostToolUse after a Bash cd): see lib/agentctx/capture/cwd_changed.py.
+"""CwdChanged hook (also PostToolUse after a Bash cd): see lib/agentctx/events/cwd_changed.py.
 Fails open: always exits 0."""
 
 import os
@@ -13,7 +13,7 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
-from agentctx import hookio  # noqa: E402
-from agentctx.capture.cwd_changed import on_cwd_changed  # noqa: E402
+from agentctx.events import frame  # noqa: E402
+from agentctx.events.cwd_changed import on_cwd_changed  # noqa: E402
 
-hookio.run("CwdChanged", on_cwd_changed)
+frame.run("CwdChanged", on_cwd_changed)

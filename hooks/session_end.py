@@ -4,7 +4,7 @@
 # dependencies = ["sqlite-utils>=4.0", "tomli>=2; python_version < '3.11'"]
 # # sqlite-utils: imported only to migrate an outdated store; tomli: .agentctx/config.toml on Python 3.10
 # ///
-"""SessionEnd hook: see lib/agentctx/capture/session_end.py. Fails open: always exits 0."""
+"""SessionEnd hook: see lib/agentctx/events/session_end.py. Fails open: always exits 0."""
 
 import os
 import sys
@@ -14,7 +14,7 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
-from agentctx import hookio  # noqa: E402
-from agentctx.capture.session_end import on_session_end  # noqa: E402
+from agentctx.events import frame  # noqa: E402
+from agentctx.events.session_end import on_session_end  # noqa: E402
 
-hookio.run("SessionEnd", on_session_end)
+frame.run("SessionEnd", on_session_end)

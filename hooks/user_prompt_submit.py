@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=4.0"]  # imported only to migrate an outdated store
 # ///
-"""UserPromptSubmit hook: see lib/agentctx/injection/user_prompt_submit.py. Fails open: always exits 0."""
+"""UserPromptSubmit hook: see lib/agentctx/events/user_prompt_submit.py. Fails open: always exits 0."""
 
 import os
 import sys
@@ -13,7 +13,7 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 
-from agentctx import hookio  # noqa: E402
-from agentctx.injection.user_prompt_submit import on_user_prompt_submit  # noqa: E402
+from agentctx.events import frame  # noqa: E402
+from agentctx.events.user_prompt_submit import on_user_prompt_submit  # noqa: E402
 
-hookio.run("UserPromptSubmit", on_user_prompt_submit)
+frame.run("UserPromptSubmit", on_user_prompt_submit)

@@ -3,7 +3,7 @@
 # requires-python = ">=3.10"
 # dependencies = ["sqlite-utils>=4.0", "anthropic>=0.69", "tomli>=2; python_version < '3.11'"]
 # ///
-"""The extraction worker the Stop hook starts detached: see lib/agentctx/capture/worker.py and extract.py.
+"""The extraction worker the Stop hook starts detached: see lib/agentctx/consolidation/worker.py and extract.py.
 
 ``uv run --script lib/agentctx_worker.py --session-id S --transcript PATH [--cwd DIR] [--final]``
 """
@@ -14,6 +14,6 @@ import sys
 sys.dont_write_bytecode = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from agentctx.capture.worker import main  # noqa: E402
+from agentctx.consolidation.worker import main  # noqa: E402
 
 sys.exit(main())

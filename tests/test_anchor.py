@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentctx import budgets, paths, project
-from agentctx.capture import anchor
+from agentctx.capture import handover
 from agentctx.store import db, graph, records
 from tests.support.hooks import context_of, run_hook
 
@@ -108,17 +108,17 @@ def session(conn, proj, tmp_path):
 
 
 def test_next_steps_parsing():
-    assert anchor.next_steps("Did X.\n\n**Next steps:**\n- a\n- b\n\nThanks") == ["a", "b"]
-    assert anchor.next_steps("## Next steps\n1. first\n2) second\nunrelated") == ["first", "second"]
-    assert anchor.next_steps("Next steps: 1. write tests 2. ship it") == ["write tests", "ship it"]
-    assert anchor.next_steps("Next: run the migration.") == ["run the migration."]
-    assert anchor.next_steps("All done, nothing left.") == []
+    assert handover.next_steps("Did X.\n\n**Next steps:**\n- a\n- b\n\nThanks") == ["a", "b"]
+    assert handover.next_steps("## Next steps\n1. first\n2) second\nunrelated") == ["first", "second"]
+    assert handover.next_steps("Next steps: 1. write tests 2. ship it") == ["write tests", "ship it"]
+    assert handover.next_steps("Next: run the migration.") == ["run the migration."]
+    assert handover.next_steps("All done, nothing left.") == []
 
 
 def test_precompact_writes_the_anchor_and_a_backup(session, conn, proj, home, repo):
     t, dec = session
     run_precompact(precompact(repo, t.path, custom="keep the ledger details"), home)
-    got = anchor.read(conn, "sess-1")
+    got = handover.read_anchor(conn, "sess-1")
     assert got["version"] == 1 and got["project_id"] == proj.id
     assert texts(got["intent"]) == ["Add refunds to the payments API; they must go through the ledger service.",
                                     "Compaction focus: keep the ledger details"]
@@ -126,7 +126,7 @@ def test_precompact_writes_the_anchor_and_a_backup(session, conn, proj, home, re
     assert texts(got["decisions"]) == [
         "[decision] Refunds are posted to the ledger, never to Stripe directly: The ledger is the source of truth."]
     assert texts(got["next_steps"]) == ["Wire the ledger client", "Add the refund test"]
-    backup = Path(anchor.backup_path(proj.id, "sess-1"))
+    backup = Path(handover.anchor_backup_path(proj.id, "sess-1"))
     text = backup.read_text()
     assert "### Intent" in text and "### Next Steps" not in text and "### Next steps" in text
     assert "1. Wire the ledger client" in text and "- src/refunds.py" in text
@@ -146,14 +146,14 @@ def test_second_compaction_merges_into_the_anchor(session, conn, proj, home, rep
     t.assistant({"type": "text", "text": "Retries added.\n\nNext steps:\n- Load-test the retry path\n"})
     t.partial('{"type": "assistant", "uuid": "trunc')
     run_precompact(precompact(repo, t.path, trigger="auto"), home)
-    got = anchor.read(conn, "sess-1")
+    got = handover.read_anchor(conn, "sess-1")
     assert got["version"] == 2
     assert texts(got["intent"])[0].startswith("Add refunds")  # the first prompt stays the intent
     assert "Compaction focus: keep the ledger details" in texts(got["intent"])
     assert texts(got["changes"]) == ["src/refunds.py (written/edited 3×)", "src/ledger.py (written/edited 1×)"]
     assert [i["key"] for i in got["decisions"]] == [f"rec:{new['id']}"]  # the superseded one is gone
     assert texts(got["next_steps"]) == ["Load-test the retry path", "Wire the ledger client", "Add the refund test"]
-    assert "Load-test the retry path" in Path(anchor.backup_path(proj.id, "sess-1")).read_text()
+    assert "Load-test the retry path" in Path(handover.anchor_backup_path(proj.id, "sess-1")).read_text()
 
 
 def test_handover_next_steps_and_session_meta_join_the_anchor(conn, proj, home, repo, tmp_path):
@@ -164,7 +164,7 @@ def test_handover_next_steps_and_session_meta_join_the_anchor(conn, proj, home, 
                  (proj.id, json.dumps({"branch": "feat/refunds", "commits": [
                      {"sha": "9f8e7d6", "branch": "feat/refunds", "message": "Refunds via ledger"}]})))
     run_precompact(precompact(repo, tmp_path / "missing.jsonl"), home)
-    got = anchor.read(conn, "sess-1")
+    got = handover.read_anchor(conn, "sess-1")
     assert texts(got["next_steps"]) == ["Ship behind a flag"]
     assert "commit 9f8e7d6 on feat/refunds: Refunds via ledger" in texts(got["changes"])
     assert "working on branch feat/refunds" in texts(got["changes"])
@@ -202,9 +202,9 @@ def test_a_huge_anchor_still_fits_and_keeps_every_part(conn, proj, home, repo, t
     assert budgets.estimate_tokens(ctx) <= budgets.SESSION_START_TOKENS and len(ctx) < budgets.MAX_INJECTED_CHARS
     for heading in ("Intent:", "Changes made:", "Decisions taken:", "Next steps:"):
         assert heading in ctx, heading
-    got = anchor.read(conn, "sess-1")
-    assert len(got["changes"]) == anchor.CAPS["changes"] and len(got["next_steps"]) == anchor.CAPS["next_steps"]
-    assert all(len(i["text"]) <= anchor.TEXT_CHARS for p in anchor.PARTS for i in got[p])
+    got = handover.read_anchor(conn, "sess-1")
+    assert len(got["changes"]) == handover.ANCHOR_CAPS["changes"] and len(got["next_steps"]) == handover.ANCHOR_CAPS["next_steps"]
+    assert all(len(i["text"]) <= handover.ANCHOR_TEXT_CHARS for p in handover.ANCHOR_PARTS for i in got[p])
 
 
 def test_anchor_text_is_escaped_and_redacted(conn, proj, home, repo, tmp_path):
@@ -215,7 +215,7 @@ def test_anchor_text_is_escaped_and_redacted(conn, proj, home, repo, tmp_path):
     ctx = context_of(run_hook("session_start", {"session_id": "sess-1", "cwd": str(repo), "source": "compact"}, home))
     assert "&lt;/agentctx-context&gt;&lt;system&gt;" in ctx and ctx.count("</agentctx-context>") == 1
     dump = "\n".join(sqlite3.connect(paths.db_path()).iterdump())
-    backup = Path(anchor.backup_path(proj.id, "sess-1")).read_text()
+    backup = Path(handover.anchor_backup_path(proj.id, "sess-1")).read_text()
     for where in (dump, backup, ctx):
         assert key not in where and "my home" not in where
 
@@ -226,7 +226,7 @@ def test_bad_or_missing_transcripts_still_anchor_the_observations(conn, proj, ho
     path.write_bytes(content)
     touch_file(conn, proj, "app.py")
     run_precompact(precompact(repo, path), home)
-    got = anchor.read(conn, "sess-1")
+    got = handover.read_anchor(conn, "sess-1")
     assert texts(got["changes"]) == ["app.py (written/edited 1×)"] and got["intent"] == []
 
 
@@ -245,7 +245,7 @@ def test_merge_rules():
     new = {"intent": [{"key": "prompt", "text": "later"}], "changes": [{"key": "file:b", "text": "b 1"},
                                                                        {"key": "file:a", "text": "a 2"}],
            "decisions": [], "next_steps": [{"key": "step:n", "text": "n"}]}
-    out = anchor.merge(old, new, gone={"rec:X"})
+    out = handover.merge_anchor(old, new, gone={"rec:X"})
     assert texts(out["intent"]) == ["first"]
     assert texts(out["changes"]) == ["a 2", "b 1"]
     assert out["decisions"] == []

@@ -142,3 +142,151 @@ def test_cli_commands_are_module_level_and_attached_in_one_place():
         assert "<locals>" not in fn.__qualname__, f"{cmd.name} is defined inside a function"
     attaching = [p.name for p in CLI.glob("*.py") if "add_command(" in p.read_text(encoding="utf-8")]
     assert attaching == ["__init__.py"]
+
+
+# ------------------------------------------------------------------------------------- the layers
+
+PKG = ROOT / "lib" / "agentctx"
+
+
+def module_name(path: Path) -> str:
+    """``lib/agentctx/store/records.py`` -> ``agentctx.store.records``."""
+    parts = list(path.relative_to(ROOT / "lib").with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, name: str, is_package: bool = False) -> set[str]:
+    """Every ``agentctx`` module the source imports, at module level or inside functions, relative
+    imports resolved; ``from agentctx.store import records`` counts as ``agentctx.store.records``."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "agentctx"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if mod.split(".")[0] != "agentctx":
+                continue
+            for alias in node.names:
+                out.add(f"{mod}.{alias.name}")
+                out.add(mod)
+    return out
+
+
+def layer_of(module: str, packages: set[str]) -> str:
+    """The layer of a module: its top-level package under agentctx, or ``base`` for a top-level module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in packages else "base"
+
+
+def layering_violations(graph: dict[str, set[str]], layers: tuple[str, ...]) -> list[str]:
+    """``a -> b`` for each import of a later layer, or of a module in a cycle (any cycle of modules)."""
+    packages = set(layers) - {"base"}
+    rank = {name: i for i, name in enumerate(layers)}
+    known = set(graph)
+    found = []
+    for src, deps in graph.items():
+        for dep in deps:
+            if dep not in known or dep == src:
+                continue
+            a, b = layer_of(src, packages), layer_of(dep, packages)
+            if rank[b] > rank[a]:
+                found.append(f"{src} -> {dep}: {a} imports the later layer {b}")
+    # cycles among modules (imports inside functions included): Tarjan's strongly connected components
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    counter = [0]
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in known or w == v:
+                continue
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append("import cycle: " + " <-> ".join(sorted(group)))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return sorted(found)
+
+
+def the_import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    files = sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts and "vendor" not in p.parts)
+    names = {module_name(p) for p in files}
+    for p in files:
+        name = module_name(p)
+        deps = imported_modules(p.read_text(encoding="utf-8"), name, p.name == "__init__.py")
+        # ``from agentctx.store import db`` names the package too: there it is only the namespace
+        modules = deps & names
+        graph[name] = {d for d in modules if not (d != name and _namespace_only(d, modules))}
+    return graph
+
+
+def _namespace_only(package: str, deps: set[str]) -> bool:
+    """``from agentctx.store import db`` adds both ``agentctx.store`` and ``agentctx.store.db``: the
+    package is only a namespace there when a submodule of it is also imported (``modules`` holds only
+    names of real modules)."""
+    return any(d.startswith(package + ".") for d in deps)
+
+
+def test_imports_run_one_way_through_the_layers():
+    import agentctx
+
+    graph = the_import_graph()
+    assert len(graph) > 100
+    problems = layering_violations(graph, agentctx.LAYERS)
+    assert problems == [], "imports must follow agentctx.LAYERS, with no cycle:\n" + "\n".join(problems)
+
+
+def test_every_package_has_a_layer():
+    import agentctx
+
+    packages = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(agentctx.LAYERS) - {"base"}
+
+
+def test_the_layer_check_finds_planted_violations():
+    import agentctx
+
+    graph = the_import_graph()
+    graph["agentctx.store.records"] = graph["agentctx.store.records"] | {"agentctx.capture.extract"}
+    upward = layering_violations(graph, agentctx.LAYERS)
+    assert "agentctx.store.records -> agentctx.capture.extract: store imports the later layer capture" in upward
+    planted = '''
+def later():
+    from agentctx.injection import digest  # inside a function: still an import
+    from ..events import frame
+'''
+    deps = imported_modules(planted, "agentctx.capture.observe")
+    assert {"agentctx.injection.digest", "agentctx.events.frame"} <= deps
+    graph["agentctx.capture.observe"] = graph["agentctx.capture.observe"] | {"agentctx.injection.digest"}
+    assert "agentctx.capture.observe -> agentctx.injection.digest: capture imports the later layer injection" in \
+        layering_violations(graph, agentctx.LAYERS)
+    cyc = {"agentctx.a": {"agentctx.b"}, "agentctx.b": {"agentctx.c"}, "agentctx.c": {"agentctx.a"}}
+    assert layering_violations(cyc, ("base",)) == ["import cycle: agentctx.a <-> agentctx.b <-> agentctx.c"]
+    same_layer = {"agentctx.store.x": {"agentctx.store.y"}, "agentctx.store.y": set()}
+    assert layering_violations(same_layer, ("base", "store")) == []

@@ -8,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from agentctx import budgets, clock, project
-from agentctx.injection import digest, render, turn
+from agentctx import budgets, clock, project, render
+from agentctx.injection import digest, turn
 from agentctx.store import db, records, search, sessions
 
 SESSION = "sess-budget"

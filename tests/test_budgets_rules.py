@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx import budgets, project
-from agentctx.injection import digest, render, subagent_start
+from agentctx import budgets, project, render
+from agentctx.injection import briefs, digest
 from agentctx.store import records
 from tests.conftest import make_repo
 
@@ -131,7 +131,7 @@ def _brief_with_handover(conn, tmp_path, cjk: int):
                     body="The relay replays the outbox idempotently per account; payments only emit intents.")
     records.add(conn, proj.id, type="handover", title="Refund endpoint half done", body="账" * cjk)
     whole = digest.build(conn, proj, sections=["decisions", "handover"], cap=10**6, kind="subagent")
-    return whole.text.splitlines()[1:-1], subagent_start.brief(conn, proj, "general-purpose")
+    return whole.text.splitlines()[1:-1], briefs.brief(conn, proj, "general-purpose")
 
 
 def test_a_subagent_brief_keeps_whole_blocks_while_they_fit_in_exactly_800_tokens(conn, home, tmp_path):

@@ -120,7 +120,7 @@ class Judge:
 
 @pytest.mark.parametrize("word, merged", [("SAME", 1), ("DIFFERENT", 0)])
 def test_a_model_confirms_candidate_pairs(home, conn, proj, model, word, merged):
-    from agentctx.capture import llm
+    from agentctx import llm
     from agentctx.consolidation import dedup, embeddings
 
     recs = [add(conn, proj, "bugfix", "Fix <script> injection in the login form", valid_from="2026-02-01"),

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from agentctx.capture import llm
+from agentctx import llm
 from agentctx.consolidation import dedup
 from agentctx.store import records, vectors
 from tests.support import fake_api

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from agentctx import budgets, project
-from agentctx.capture import extract, llm, schema
-from agentctx.consolidation import devprofile
+from agentctx import budgets, llm, project
+from agentctx.capture import devprofile, extract, schema
 from agentctx.injection import digest
 from agentctx.store import graph, records
 from agentctx.surfaces.cli import cli

@@ -14,8 +14,8 @@ import os
 
 import pytest
 
-from agentctx import budgets, project_settings
-from agentctx.injection import digest, render
+from agentctx import budgets, project_settings, render
+from agentctx.injection import digest
 from agentctx.store import db, records
 
 SESSION_START_TOKENS = 1500  # README: SessionStart "≤ 1,500 tokens"

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentctx import project
+from agentctx.consolidation import worker
 from agentctx.injection import digest
 from agentctx.sharing import drift
 from agentctx.store import db, records
@@ -150,7 +151,6 @@ def test_session_start_hook_mentions_drift(home, conn, proj, facts, repo):
 
 
 def test_extraction_rescans_drift(conn, proj, repo, monkeypatch):
-    from agentctx.capture import extract
 
     transcript = repo / "t.jsonl"
     lines = [{"type": "user", "sessionId": "s1", "uuid": f"u{i}", "message": {"role": "user", "content": text}}
@@ -158,7 +158,7 @@ def test_extraction_rescans_drift(conn, proj, repo, monkeypatch):
                                        "From now on, always run ruff before committing."])]
     transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
     monkeypatch.setenv("AGENTCTX_LLM", "0")
-    result = extract.run_once("s1", str(transcript), str(repo), conn=conn)
+    result = worker.extract("s1", str(transcript), str(repo), conn=conn)
     assert result.written, result
     assert {c["record_id"] for c in drift.stored(conn, proj.id)} >= set(result.written)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentctx import project, spawn
-from agentctx.capture import anchor, session_end
+from agentctx.capture import handover
+from agentctx.events import session_end
 from agentctx.hookio import HookEvent
 from agentctx.store import db
 from tests.conftest import make_repo
@@ -153,7 +154,7 @@ def test_tool_calls_compaction_and_resume_through_the_real_cli(claude, bundle, t
         run_claude(work, home, "/compact keep the ledger details", base_url=api.base_url, plugin_dir=bundle,
                    extra_env=plugin_env(data), extra_args=["--resume", sid]).check()
     conn = db.connect()
-    got = anchor.read(conn, sid)
+    got = handover.read_anchor(conn, sid)
     conn.close()
     assert got is not None and got["project_id"] == proj.id
     assert [i["text"] for i in got["intent"]] == ["Add a refund endpoint to the shop.",
@@ -161,7 +162,7 @@ def test_tool_calls_compaction_and_resume_through_the_real_cli(claude, bundle, t
     assert "src/refunds.py (written/edited 1×)" in [i["text"] for i in got["changes"]]
     assert [i["text"] for i in got["next_steps"]][:2] == ["Wire the ledger client",
                                                          "Add requests_mockx to the dev dependencies"]
-    assert Path(anchor.backup_path(proj.id, sid)).exists()
+    assert Path(handover.anchor_backup_path(proj.id, sid)).exists()
 
     with fake_api.FakeMessagesAPI() as api:
         api.enqueue(fake_api.text("Continuing."))

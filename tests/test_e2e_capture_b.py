@@ -149,7 +149,7 @@ def test_stop_with_bad_input_or_disabled_does_nothing(setup):
 def test_stop_hook_imports_only_the_standard_library():
     code = (
         "import sys; sys.path.insert(0, 'lib')\n"
-        "import agentctx.capture.stop, agentctx.hookio, agentctx.spawn\n"
+        "import agentctx.events.stop, agentctx.events.frame, agentctx.spawn\n"
         "heavy = {'sqlite_utils', 'click', 'anthropic', 'sqlite3', 'dataclasses', 'typing', 'pathlib', 'shutil'}\n"
         "print(sorted(heavy & set(sys.modules)))\n"
     )

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import project
-from agentctx.capture import entities, extract, llm
+from agentctx import llm, project
+from agentctx.capture import entities, extract
 from agentctx.store import db, graph, records
 from agentctx.surfaces.mcp_tools import Service
 from tests.test_extract import SID, Transcript, decision, reply

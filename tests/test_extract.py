@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config, flight
-from agentctx.capture import extract, llm, prompts, schema, worker
+from agentctx import config, flight, llm
+from agentctx.capture import extract, prompts, schema
+from agentctx.consolidation import worker
 from agentctx.store import db, records
 from tests.support import fake_api
 

@@ -1,4 +1,4 @@
-"""Fail open, at every layer a hook goes through: the frame (``hookio.run``), each hook script on its own, and the
+"""Fail open, at every layer a hook goes through: the frame (``frame.run``), each hook script on its own, and the
 launcher (``hooks/launch.sh``) when uv itself fails. Any error means exit 0, no output, one log line: exit 2 from
 UserPromptSubmit would erase the user's prompt, and from Stop it would keep Claude going."""
 
@@ -32,12 +32,12 @@ def log_lines(data: Path) -> list[str]:
 FRAME = """
 import sys
 sys.path.insert(0, {lib!r})
-from agentctx import hookio
+from agentctx.events import frame
 
 def handler(event):
 {body}
 
-hookio.run("UserPromptSubmit", handler)
+frame.run("UserPromptSubmit", handler)
 print("not reached")
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentctx import clock, logs, paths, project
-from agentctx.capture import anchor
+from agentctx.capture import handover
 from agentctx.injection import digest
 from agentctx.sharing import daylog, teamsync
 from agentctx.store import archive, db, records, search, sessions, vectors
@@ -48,10 +48,10 @@ def placed(home: Path, repo: Path, conn, monkeypatch):
         sessions.account(conn, "s1", proj.id, "SessionStart", [rec["id"], keep["id"]], 100)
     digest.current(conn, proj)
     digest.write_rank(proj.id, [rec["id"], keep["id"]])
-    state = anchor.update(conn, proj.id, "s1", {"intent": [], "changes": [], "next_steps": [], "decisions": [
+    state = handover.update_anchor(conn, proj.id, "s1", {"intent": [], "changes": [], "next_steps": [], "decisions": [
         {"key": f"rec:{rec['id']}", "text": f"[decision] {rec['title']}"},
         {"key": f"rec:{keep['id']}", "text": f"[decision] {keep['title']}"}]})
-    anchor.write_backup(state)
+    handover.write_anchor_backup(state)
     logs.log("Extract", f"wrote {rec['id']} ({rec['title']})")
     logs.log("Extract", "an unrelated line that stays")
     daylog.write(conn, proj)
@@ -132,7 +132,7 @@ def test_purge_removes_it_from_every_place_on_disk(placed, home, repo, conn):
         store = vectors.Store()
         assert store.ids() == {keep["id"]}
         store.close()
-        kept = [i["key"] for i in anchor.read(conn, "s1")["decisions"]]
+        kept = [i["key"] for i in handover.read_anchor(conn, "s1")["decisions"]]
         assert f"rec:{keep['id']}" in kept
         assert "an unrelated line that stays" in Path(logs.log_path()).read_text()
     finally:

@@ -1,7 +1,7 @@
 """The fail-open frame's rules at their edges (``hookio``) and the launcher's (``hooks/launch.sh``, ``lib/find_uv.sh``):
 what a damaged, locked or read-only store does to a hook, how long a hook waits for a lock, what is printed when
 the handler printed too, and which uv the launcher runs. Every case is driven through the real entry point: the
-frame in its own Python process (``hookio.run``), the launcher with ``sh``."""
+frame in its own Python process (``frame.run``), the launcher with ``sh``."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ from tests.support.hooks import ROOT, hook_env, run_hook
 FRAME = """
 import sys
 sys.path.insert(0, {lib!r})
-from agentctx import hookio
+from agentctx.events import frame
 
 def handler(event):
 {body}
 
-hookio.run({event!r}, handler)
+frame.run({event!r}, handler)
 print("not reached")
 """
 
@@ -192,8 +192,8 @@ def test_an_oversized_stdin_is_read_no_further_than_16_mib_and_one_byte():
 
 
 @pytest.mark.parametrize(("module", "handler", "event"), [
-    ("agentctx.injection.user_prompt_submit", "on_user_prompt_submit", "UserPromptSubmit"),
-    ("agentctx.injection.session_start", "on_session_start", "SessionStart"),
+    ("agentctx.events.user_prompt_submit", "on_user_prompt_submit", "UserPromptSubmit"),
+    ("agentctx.events.session_start", "on_session_start", "SessionStart"),
 ])
 def test_a_hook_waits_1000_ms_for_a_store_another_process_writes(home, repo, monkeypatch, module, handler, event):
     """A hook on the hot path waits at most a second for a lock (the CLI and workers wait 5000 ms): the busy

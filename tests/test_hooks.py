@@ -345,7 +345,7 @@ def test_concurrent_hooks_lose_nothing(seeded, home, repo):
 
 def test_hot_path_imports_nothing_heavy():
     """SessionStart / UserPromptSubmit / SessionEnd modules load only the standard library."""
-    assert heavy_modules_loaded("import agentctx.injection.session_start, agentctx.injection.user_prompt_submit, agentctx.capture.session_end, agentctx.hookio") == []
+    assert heavy_modules_loaded("import agentctx.events.session_start, agentctx.events.user_prompt_submit, agentctx.events.session_end, agentctx.events.frame") == []
 
 
 def test_hook_scripts_and_manifests_agree():

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import budgets, clock, ids, project
-from agentctx.capture import anchor
+from agentctx import budgets, clock, ids, project, render
+from agentctx.capture import handover
+from agentctx.events.session_start import on_session_start
+from agentctx.events.user_prompt_submit import on_user_prompt_submit
 from agentctx.hookio import HookEvent
-from agentctx.injection import digest, render, turn
-from agentctx.injection.session_start import on_session_start
-from agentctx.injection.user_prompt_submit import on_user_prompt_submit
+from agentctx.injection import digest, turn
 from agentctx.store import db, records
 from tests.conftest import make_repo
 from tests.support.hooks import context_of, run_hook
@@ -89,8 +89,8 @@ def write_anchor(conn: sqlite3.Connection, proj: project.Project, sid: str = SID
         "decisions": [{"key": f"rec:{i}", "text": f"[decision] choice {i}: {text}"} for i in range(20)],
         "next_steps": [{"key": f"step:{i}", "text": f"step {i}: {text}"} for i in range(10)],
     }
-    anchor.update(conn, proj.id, sid, fresh)
-    blocks = anchor.blocks(conn, sid)
+    handover.update_anchor(conn, proj.id, sid, fresh)
+    blocks = handover.anchor_blocks(conn, sid)
     assert blocks and blocks[0] == ANCHOR_HEADING
     return blocks
 

@@ -435,7 +435,7 @@ def test_many_concurrent_writers_lose_nothing(home, repo, proj):
 def test_capture_modules_import_only_the_standard_library():
     """The PostToolUse / PreCompact path, including the lazily imported store modules."""
     code = (
-        "import agentctx.capture.observe as o, agentctx.capture.anchor, agentctx.capture.handover, agentctx.spawn, agentctx.hookio\n"
+        "import agentctx.capture.observe as o, agentctx.capture.handover, agentctx.capture.handover, agentctx.spawn, agentctx.hookio\n"
         "o.error_signature('Traceback (most recent call last):\\nKeyError: 1', failed=True)\n"
         "o.test_outcome('pytest', '1 passed in 0.1s', failed=False, piped=False); o.git_events('git commit', '')\n"
         "o.signature_key('x'); o.redact('x')\n"

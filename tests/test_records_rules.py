@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.store import db, records
+from agentctx.store import db, query, records
 from agentctx.store.records import RecordError
 
 P1, P2 = "project00000001", "project00000002"
@@ -41,24 +41,24 @@ def edges(conn: sqlite3.Connection) -> list[tuple]:
 
 def test_a_scope_reaches_the_projects_records_and_every_global_one(conn, three):
     mine, theirs, glob = (three[k]["id"] for k in ("mine", "theirs", "global"))
-    assert ids_where(conn, *records.scope_sql(P1)) == {mine, glob}
-    assert ids_where(conn, *records.scope_sql(P1, include_global=False)) == {mine}
-    assert ids_where(conn, *records.scope_sql(P1, all_projects=True)) == {mine, theirs, glob}
-    assert records.scope_sql(None, True) == ("1", ())
+    assert ids_where(conn, *query.scope_sql(P1)) == {mine, glob}
+    assert ids_where(conn, *query.scope_sql(P1, include_global=False)) == {mine}
+    assert ids_where(conn, *query.scope_sql(P1, all_projects=True)) == {mine, theirs, glob}
+    assert query.scope_sql(None, True) == ("1", ())
 
 
 def test_a_scope_with_an_alias_names_the_aliased_table(conn, three):
-    where, params = records.scope_sql(P1, alias="r")
+    where, params = query.scope_sql(P1, alias="r")
     assert where == "(r.project_id = ? OR r.scope = 'global')" and params == (P1,)
-    assert records.scope_sql(P1, alias="r", include_global=False) == ("r.project_id = ?", (P1,))
+    assert query.scope_sql(P1, alias="r", include_global=False) == ("r.project_id = ?", (P1,))
     assert ids_where(conn, where, params, alias="r") == {three["mine"]["id"], three["global"]["id"]}
 
 
 def test_a_read_by_id_without_a_project_is_refused():
     with pytest.raises(TypeError, match="needs project_id"):
-        records.scope_sql(None)
+        query.scope_sql(None)
     with pytest.raises(TypeError):
-        records.scope_sql(b"project00000001")  # type: ignore[arg-type]
+        query.scope_sql(b"project00000001")  # type: ignore[arg-type]
 
 
 def test_current_means_neither_superseded_nor_archived(conn):
@@ -67,10 +67,10 @@ def test_current_means_neither_superseded_nor_archived(conn):
     records.supersede(conn, P1, old["id"], body="Newer.")
     rolled = records.add(conn, P1, type="decision", title="Rolled up")
     conn.execute("UPDATE records SET archived_at = ? WHERE id = ?", (T0, rolled["id"]))
-    current = ids_where(conn, records.current_sql(), ())
+    current = ids_where(conn, query.current_sql(), ())
     assert live["id"] in current and old["id"] not in current and rolled["id"] not in current
-    assert records.current_sql("r") == "r.superseded_at IS NULL AND r.archived_at IS NULL"
-    assert ids_where(conn, records.current_sql("r"), (), alias="r") == current
+    assert query.current_sql("r") == "r.superseded_at IS NULL AND r.archived_at IS NULL"
+    assert ids_where(conn, query.current_sql("r"), (), alias="r") == current
 
 
 # ---------------------------------------------------------------- reads by id stay in the project

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentctx import logs, paths
-from agentctx.capture import extract, llm, worker
+from agentctx import llm, logs, paths
+from agentctx.capture import extract
+from agentctx.consolidation import worker
 from agentctx.store import db
 from tests.test_extract import SID, Transcript, decision, reply
 

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from agentctx import project
-from agentctx.sharing.remote import client, rules, schema
-from agentctx.sharing.remote import sync as engine
+from agentctx.remote import client, rules, schema
+from agentctx.remote import sync as engine
 from agentctx.store import db, records
 from agentctx.store import remote as store
 from tests.conftest import make_repo
@@ -61,11 +61,11 @@ def test_newer_current_does_not_depend_on_group_order():
 
 
 def test_hot_path_never_imports_psycopg():
-    hot = ("import agentctx.injection.session_start, agentctx.injection.user_prompt_submit, "
-           "agentctx.capture.session_end, agentctx.hookio")
+    hot = ("import agentctx.events.session_start, agentctx.events.user_prompt_submit, "
+           "agentctx.events.session_end, agentctx.events.frame")
     assert heavy_modules_loaded(hot, extra=frozenset({"psycopg"})) == []
     # The sync modules import it only when they talk to a server.
-    assert heavy_modules_loaded("import agentctx.sharing.remote.sync", extra=frozenset({"psycopg"})) == []
+    assert heavy_modules_loaded("import agentctx.remote.sync", extra=frozenset({"psycopg"})) == []
 
 
 # -- a real server ------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""How a record is injected (lib/agentctx/injection/render.py): one line per record, XML-escaped, inside one data
+"""How a record is injected (lib/agentctx/render.py): one line per record, XML-escaped, inside one data
 fence. Record text may come from transcripts, so no title or body can close the fence or open a new one."""
 
 from __future__ import annotations
 
-from agentctx.injection import render
+from agentctx import render
 
 ID = "01KB2Z0000000000000000000A"
 

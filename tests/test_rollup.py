@@ -9,8 +9,8 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from agentctx import paths, project
-from agentctx.capture import llm, prompts
+from agentctx import llm, paths, project
+from agentctx.capture import prompts
 from agentctx.consolidation import rollup
 from agentctx.store import records, search
 from agentctx.surfaces.cli import cli

@@ -9,13 +9,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from agentctx import clock, project, redact, scoring
-from agentctx.capture import llm
+from agentctx import clock, llm, project, redact, render, scoring
 from agentctx.consolidation import dedup
+from agentctx.events.user_prompt_submit import on_user_prompt_submit
 from agentctx.hookio import HookEvent
-from agentctx.injection import digest, render, turn
-from agentctx.injection.user_prompt_submit import on_user_prompt_submit
-from agentctx.store import archive, db, records, search, vectors
+from agentctx.injection import digest, turn
+from agentctx.store import archive, db, query, records, search, vectors
 from tests.conftest import make_repo
 from tests.support import fake_api
 
@@ -118,11 +117,11 @@ def test_the_claudemd_drift_line_follows_the_decisions_once(conn, proj, home, re
 
 
 def test_an_explorers_brief_lists_conventions_without_a_type_label(conn, proj, home):
-    from agentctx.injection import subagent_start
+    from agentctx.injection import briefs
 
     records.add(conn, proj.id, type="convention", title="Errors are problem+json")
     records.add(conn, proj.id, type="decision", title="Money is integer cents")
-    text = subagent_start.brief(conn, proj, "Explore").text
+    text = briefs.brief(conn, proj, "Explore").text
     assert "## Conventions in force\n- Errors are problem+json (" in text and "Money is integer cents" not in text
 
 
@@ -418,8 +417,8 @@ def test_another_projects_record_is_no_record_by_id_on_every_path(conn, proj, ho
     assert [r["id"] for r in records.current(conn, proj.id, include_global=True)] == [shared["id"]]
     assert [h.record["id"] for h in search.search(conn, proj.id, "gadgets mysql explain plan")] == [shared["id"]]
     with pytest.raises(TypeError):
-        records.scope_sql(None)
-    assert records.scope_sql(None, all_projects=True) == ("1", ())
+        query.scope_sql(None)
+    assert query.scope_sql(None, all_projects=True) == ("1", ())
 
 
 def _git_config(folder, text: str):

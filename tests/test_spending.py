@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from agentctx import clock, config, project, spending
-from agentctx.capture import extract, llm
+from agentctx import clock, config, llm, project
+from agentctx.capture import extract
 from agentctx.consolidation import consolidate, rollup
 from agentctx.store import db, records, spend
 from tests.support.hooks import ROOT, run_hook
@@ -30,11 +30,11 @@ def test_defaults_and_config(home):
     settings = config.load()
     assert settings["daily_cap_usd"] == 2.0 and settings["session_cap_usd"] == 0.5
     assert config.save(daily_cap_usd=3, session_cap_usd=0.1)["daily_cap_usd"] == 3.0
-    assert spending.caps() == (3.0, 0.1)
+    assert spend.caps() == (3.0, 0.1)
     with pytest.raises(ValueError, match="dollars"):
         config.save(daily_cap_usd=-1)
     (home / "config.json").write_text(json.dumps({"daily_cap_usd": "lots", "session_cap_usd": True}))
-    assert spending.caps() == (2.0, 0.5)  # unreadable values count as unset
+    assert spend.caps() == (2.0, 0.5)  # unreadable values count as unset
 
 
 def test_extraction_is_billed_to_the_day_and_the_session(api, conn, repo, tx):
@@ -42,7 +42,7 @@ def test_extraction_is_billed_to_the_day_and_the_session(api, conn, repo, tx):
     tx.turn("Let's go with Celery for background jobs.")
     result = run(tx, repo)
     assert result.status == "written" and result.mode == "llm"
-    now = spending.status(conn, SID)
+    now = spend.status(conn, SID)
     assert now["today_usd"] > 0 and now["session_usd"] == pytest.approx(now["today_usd"])
     assert now["today_usd"] == pytest.approx(result.usage.cost_usd)
     assert spend.by_day(conn)[0]["calls"] == 1
@@ -77,8 +77,8 @@ def test_the_session_cap(api, conn, repo, tx):
     result = run(tx, repo)
     assert result.mode == "explicit" and any("for this session" in n for n in result.notes)
     assert len(api.message_requests) == 1
-    assert "for this session" in spending.notice(conn, SID)
-    assert spending.paused(conn, "another-session") is None  # another session may still call the model
+    assert "for this session" in spend.notice(conn, SID)
+    assert spend.paused(conn, "another-session") is None  # another session may still call the model
 
 
 def test_rollup_pauses_at_the_cap_and_is_billed_when_it_runs(api, conn, repo):

@@ -11,6 +11,7 @@ import pytest
 
 from agentctx.capture import stack
 from agentctx.store import records
+from agentctx.tomlfile import load_toml
 
 PYPROJECT = textwrap.dedent("""\
     [project]
@@ -164,7 +165,7 @@ def test_toml_reader_without_tomllib(tmp_path, monkeypatch):
     with pytest.raises(ImportError):
         import tomllib  # noqa: F401
     assert facts(tmp_path) == expected
-    parsed = stack.load_toml(PYPROJECT)
+    parsed = load_toml(PYPROJECT)
     assert parsed["project"]["scripts"] == {"svc": "svc.cli:main"}
     assert parsed["dependency-groups"]["dev"] == ["pytest>=8", "ruff", "mypy"]
     assert "format" in parsed["tool"]["ruff"]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import budgets, project
+from agentctx import budgets, project, render
 from agentctx.capture import explicit, transcript
-from agentctx.injection import render, subagent_start
+from agentctx.injection import briefs
 from agentctx.store import db, records, sessions
 from tests.support.hooks import context_of, run_hook
 
@@ -111,10 +111,10 @@ def test_digest_switches_of_the_project_apply_to_briefs(seeded, home, repo):
 
 
 def test_sections_by_type():
-    assert subagent_start.sections_for("Explore") == ("conventions",)
-    assert subagent_start.sections_for("Plan") == ("decisions", "handover")
-    assert subagent_start.sections_for("someone:custom") == ("decisions", "handover")
-    assert subagent_start.sections_for("claude-code-guide") == ()
+    assert briefs.sections_for("Explore") == ("conventions",)
+    assert briefs.sections_for("Plan") == ("decisions", "handover")
+    assert briefs.sections_for("someone:custom") == ("decisions", "handover")
+    assert briefs.sections_for("claude-code-guide") == ()
 
 
 CONCLUSION = ("The parser lives in src/parse.py and is a hand-written state machine; the tokenizer is in "

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from agentctx import project
 from agentctx.sharing import teamsync
-from agentctx.store import db, records
+from agentctx.store import db, query, records
 from agentctx.surfaces.cli import cli
 from tests.support.hooks import context_of, hook_env, run_hook
 
@@ -59,7 +59,7 @@ def gitrepo(tmp_path) -> Path:
 
 
 def current(conn, pid: str) -> dict[str, dict]:
-    rows = conn.execute(f"SELECT {records.COLUMNS} FROM records WHERE project_id = ? AND superseded_at IS NULL",
+    rows = conn.execute(f"SELECT {query.COLUMNS} FROM records WHERE project_id = ? AND superseded_at IS NULL",
                         (pid,)).fetchall()
     return {r["id"]: dict(r) for r in rows}
 
@@ -269,7 +269,7 @@ def test_conflicting_edits_keep_both_and_the_newer_is_current(conn, proj, repo):
     now = current(conn, proj.id)
     assert [r["title"] for r in now.values()] == ["Retry payments 5 times"]
     titles = {r["title"]: r for r in (dict(x) for x in conn.execute(
-        f"SELECT {records.COLUMNS} FROM records WHERE project_id = ?", (proj.id,)))}
+        f"SELECT {query.COLUMNS} FROM records WHERE project_id = ?", (proj.id,)))}
     assert set(titles) == {"Retry payments 3 times", "Retry payments 4 times", "Retry payments 5 times"}
     assert titles["Retry payments 4 times"]["superseded_by"] == titles["Retry payments 5 times"]["id"]
     assert titles["Retry payments 3 times"]["superseded_by"] == titles["Retry payments 4 times"]["id"]

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from agentctx import budgets, clock, project
-from agentctx.injection import render, turn
+from agentctx import budgets, clock, project, render
+from agentctx.injection import turn
 from agentctx.store import db, records
 
 PROMPT_TOKENS = 2000  # README: UserPromptSubmit "≤ 3 records, ≤ 2,000 tokens"

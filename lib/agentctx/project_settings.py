@@ -20,7 +20,7 @@ developer = false
 
 Read on the hot path, so: one ``stat`` when there is no file; with a file, its parsed form is
 cached (``<cache dir>/project-settings/``, keyed by the file's path, size and mtime) and the TOML is
-parsed (``stack.load_toml``: tomllib, or tomli on Python 3.10) only when the file changed. A file that
+parsed (``tomlfile.load_toml``: tomllib, or tomli on Python 3.10) only when the file changed. A file that
 cannot be read or parsed counts as absent, with one line in the log. Stdlib only.
 """
 
@@ -104,7 +104,7 @@ def _cache_path(path: str) -> str:
 
 def parse(root: str, text: str, path: str | None = None) -> Settings:
     """Settings from the TOML text; ValueError naming the first problem."""
-    from agentctx.capture.stack import load_toml
+    from agentctx.tomlfile import load_toml
 
     data = load_toml(text)
     capture = data.get("capture", {})

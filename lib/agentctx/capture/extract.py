@@ -65,13 +65,13 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
         return "explicit", "LLM extraction is off (agentctx config --no-llm)"
     if os.environ.get("AGENTCTX_LLM", "").strip() == "0":
         return "explicit", "LLM extraction is off (AGENTCTX_LLM=0)"
-    from agentctx.capture import llm
+    from agentctx import llm
 
     missing = llm.available(check_sdk)
     if not missing:
         return "llm", ""
     if settings["claude_login"] and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
-        from agentctx.capture.vialogin import find_claude
+        from agentctx.vialogin import find_claude
 
         if find_claude():
             return "claude_login", ""
@@ -87,7 +87,7 @@ def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, 
 def _save(conn: sqlite3.Connection, sid: str, mark: transcript.Watermark | None, usage=None, run: bool = True,
           project_id: str | None = None) -> None:
     """Advance the watermark (if given) and add a run's usage and cost, in one transaction; the cost
-    also counts against the spending caps (``spending.record``)."""
+    also counts against the spending caps (``spend.record``)."""
     billed = usage is not None and bool(usage.calls)
     sessions.save_extraction(
         conn, sid, watermark=None if mark is None else mark.dumps(), run=run, billed=billed,
@@ -95,9 +95,9 @@ def _save(conn: sqlite3.Connection, sid: str, mark: transcript.Watermark | None,
            if billed else {}),
     )
     if billed:
-        from agentctx import spending
+        from agentctx.store import spend
 
-        spending.record(conn, "extraction", usage, project_id=project_id, session_id=sid)
+        spend.record(conn, "extraction", usage, project_id=project_id, session_id=sid)
 
 
 def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, force: bool = True,
@@ -130,9 +130,9 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
             return Result("nothing")
         how, why = mode()
         if how != "explicit":  # the spending cap: a model run waits, explicit capture costs nothing
-            from agentctx import spending
+            from agentctx.store import spend
 
-            capped = spending.paused(conn, session_id)
+            capped = spend.paused(conn, session_id)
             if capped:
                 how, why = "explicit", capped
         if not force and how != "explicit" and tokens < min_tokens:  # explicit capture costs nothing: no wait
@@ -144,19 +144,12 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
             _derived_handover(conn, proj, session_id, transcript_path, result)
         else:
             if client is None and how == "claude_login":
-                from agentctx.capture.vialogin import LoginClient
+                from agentctx.vialogin import LoginClient
 
                 client = LoginClient()
             result = _run_llm(conn, proj, session_id, batch, blocks, client)
             result.mode = how
         result.tokens = tokens
-        if result.written:  # CLAUDE.md drift (ADR-013) after each extraction that wrote records
-            from agentctx.sharing import drift
-
-            try:
-                drift.scan(conn, proj)
-            except (OSError, ValueError, sqlite3.Error) as exc:
-                result.notes.append(f"drift scan skipped: {exc}")
         return result
     finally:
         if own:
@@ -164,11 +157,11 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
 
 
 def _derived_handover(conn, proj, sid: str, transcript_path: str, result: Result) -> None:
-    """No model: the session's handover comes from its daily log and transcript (``sharing.daylog``)."""
-    from agentctx.sharing import daylog
+    """No model: the session's handover comes from its activity and transcript (``handover.derive_handover``)."""
+    from agentctx.capture import handover
 
     try:
-        rid = daylog.derive_handover(conn, proj, sid, transcript_path)
+        rid = handover.derive_handover(conn, proj, sid, transcript_path)
     except (OSError, ValueError, sqlite3.Error) as exc:
         result.notes.append(f"handover not derived: {type(exc).__name__}: {exc}")
         return
@@ -192,7 +185,8 @@ def _context(conn, proj) -> list[dict]:
 
 
 def _run_llm(conn, proj, sid, batch, blocks, client) -> Result:
-    from agentctx.capture import handover, llm
+    from agentctx import llm
+    from agentctx.capture import handover
 
     usage = llm.Usage()
     recs = _context(conn, proj)
@@ -306,7 +300,7 @@ def apply(conn, proj, sid: str, data: dict, recs: list[dict], notes: list[str], 
 def _write(conn, project_id: str, sid: str, item: dict) -> str | None:
     """``records.add`` unless this session already wrote the same fact (a retried run)."""
     if item["type"] == "preference" and item.get("scope") == "global":
-        from agentctx.consolidation import devprofile  # the same rule from any project reinforces one record (ADR-010)
+        from agentctx.capture import devprofile  # the same rule from any project reinforces one record (ADR-010)
 
         seen = devprofile.find(conn, item["key"])
         if seen:

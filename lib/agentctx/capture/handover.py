@@ -1,26 +1,49 @@
-"""The project handover: one current record per project, versioned for parallel agents.
+"""Where a session stands, kept three ways, in one module: the project handover, the session's anchor
+state, and the handover derived without a model.
 
-A handover carries ADR-009's ``active_work``: ``current_task`` plus the lists ``blockers``,
-``next_steps``, ``open_questions`` and ``also_in_progress`` (what parallel sessions were on
-when their writes were merged). It is a ``handover`` record with key ``handover.current``:
-a write from another session supersedes the previous one (history keeps it), a later write
-from the same session updates that session's record, so there is one per session.
+**The handover** (one current record per project, versioned for parallel agents) carries ADR-009's
+``active_work``: ``current_task`` plus the lists ``blockers``, ``next_steps``, ``open_questions`` and
+``also_in_progress`` (what parallel sessions were on when their writes were merged). It is a ``handover``
+record with key ``handover.current``: a write from another session supersedes the previous one (history
+keeps it), a later write from the same session updates that session's record, so there is one per
+session. Optimistic concurrency (the Prism seed): ``read`` returns a ``version``; ``write`` takes the
+version it was based on and raises ``Conflict`` if another write landed since, before touching anything.
+``save`` does the whole loop: on a conflict it re-reads, merges three-way (base, mine, theirs: nothing
+either side added or kept is lost) and retries.
 
-Optimistic concurrency (the Prism seed): ``read`` returns a ``version``; ``write`` takes the
-version it was based on and raises ``Conflict`` if another write landed since, before
-touching anything. ``save`` does the whole loop: on a conflict it re-reads, merges three-way
-(base, mine, theirs: nothing either side added or kept is lost) and retries.
+**The anchor** (the memory-compression seed) is what a session must not lose to compaction. PreCompact
+writes the session's anchor — Intent, Changes made, Decisions taken, Next steps — into ``anchors``
+(``store.anchors``), merged into the previous one (each compaction adds to it rather than starting
+over), plus a Markdown backup under ``<data dir>/anchors/<project>/``. There is no model at PreCompact
+(it must never hold compaction up), so everything is derived: the intent is the session's first real
+prompt (the earliest seen wins) plus ``/compact`` focus text; the changes are the files this session
+wrote or edited, latest test results, commits, branch switches and PRs; the decisions are those recorded
+in this session and still current; the next steps are the last assistant message's "Next steps" list,
+then the handover's. SessionStart with source ``compact`` puts ``anchor_blocks()`` first in the digest.
+Merging is by item key. All text is redacted.
+
+**The derived handover**: when no model extracts (no key, ``--no-llm``, a spending cap reached),
+:func:`derive_handover` writes the session's handover from the session's activity
+(``capture.activity``) and its transcript: the task is the session's first prompt, the next steps are
+those Claude listed last plus the tests still failing, the blockers the errors not seen fixed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 
-from agentctx import clock, ids
+from agentctx import budgets, clock, ids, paths
+from agentctx.capture import activity
+from agentctx.project import Project
 from agentctx.redact import redact
-from agentctx.store import db, records
+from agentctx.render import escape
+from agentctx.store import anchors, db, graph, records, sessions
 from agentctx.store.db import transaction
+
+# ---------------------------------------------------------------------------------------------
+# The handover record
 
 KEY = "handover.current"
 LISTS = ("blockers", "next_steps", "open_questions", "also_in_progress")
@@ -188,3 +211,264 @@ def save(
             base = theirs
     current = read(conn, project_id)["version"]
     raise Conflict(base["version"], current)
+
+
+ANCHOR_PARTS = anchors.PARTS
+ANCHOR_CAPS = {"intent": 3, "changes": 40, "decisions": 20, "next_steps": 10}
+ANCHOR_TEXT_CHARS = 300
+# Token budget of the anchor in a compact SessionStart digest, per part (the digest caps the whole).
+ANCHOR_TOKENS = {"intent": 140, "changes": 180, "decisions": 150, "next_steps": 150}
+ANCHOR_HEADINGS = {"intent": "Intent", "changes": "Changes made", "decisions": "Decisions taken", "next_steps": "Next steps"}
+ANCHOR_BUSY_MS = 3000
+
+_NEXT = re.compile(
+    r"^\s*(?:#+\s*)?(?:\*\*|__)?\s*(?:next steps?|next up|next(?=\s*(?:\*\*|__)?\s*:)|remaining(?: steps| work)?|to-?dos?|follow[- ]ups?)"
+    r"\b\s*(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*(.*)$",
+    re.IGNORECASE,
+)
+_STEP_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\[[ x]\])\s+(.+)$")
+_INLINE_SPLIT = re.compile(r"(?:^|\s)(?:\d+[.)]|[-•])\s+")
+
+
+ANCHOR_REDACT_WINDOW = 64 * 1024  # of one text, redacted before clipping: 10 MB of /compact instructions cost ~1 s
+
+
+def _anchor_clip(text: str, limit: int = ANCHOR_TEXT_CHARS) -> str:
+    text = " ".join(redact((text or "")[:ANCHOR_REDACT_WINDOW]).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _anchor_item(key: str, text: str) -> dict | None:
+    text = _anchor_clip(text)
+    return {"key": key, "text": text} if text else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The anchor: deriving it
+
+
+def next_steps(text: str) -> list[str]:
+    """The items of a "Next steps" list in an assistant message (a list below the heading, or inline)."""
+    lines = (text or "").splitlines()
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        m = _NEXT.match(line)
+        if not m:
+            continue
+        inline = m.group(1).strip().strip("*_").strip()
+        if inline:
+            parts = [p.strip() for p in _INLINE_SPLIT.split(inline) if p.strip()]
+            found += parts if parts else [inline]
+        for follow in lines[i + 1:]:
+            item = _STEP_ITEM.match(follow)
+            if item:
+                found.append(item.group(1).strip())
+            elif follow.strip() or found:
+                break
+    return list(dict.fromkeys(_anchor_clip(s.strip("*_ ")) for s in found if s.strip("*_ ")))[: ANCHOR_CAPS["next_steps"]]
+
+
+def from_transcript(path: str) -> tuple[str, str]:
+    """(first real user prompt, last assistant text) of the transcript's main chain; "" when unknown."""
+    if not path or not os.path.isfile(path):
+        return "", ""
+    from agentctx.capture import transcript
+
+    entries = transcript.read(path).entries
+    first = next((e.text for e in entries if e.role == "user"), "")
+    last = ""
+    for e in reversed(entries):
+        if e.role != "assistant":
+            continue
+        last = "\n".join(ln for ln in e.text.splitlines() if not ln.startswith("[tool "))
+        if last.strip():
+            break
+    return first, last
+
+
+def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path: str = "",
+           focus: str = "") -> dict:
+    """A fresh anchor for ``sid`` from the transcript and the store (no merging here)."""
+    try:
+        first, last = from_transcript(transcript_path)
+    except (OSError, ValueError):
+        first, last = "", ""
+    anchor: dict[str, list] = {part: [] for part in ANCHOR_PARTS}
+    anchor["intent"] = [_anchor_item("prompt", first), _anchor_item("focus", f"Compaction focus: {focus}" if focus.strip() else "")]
+
+    for row in graph.session_files(conn, project_id, sid, limit=200):
+        times = int(row["weight"] or 1)
+        anchor["changes"].append(_anchor_item(f"file:{row['name']}", f"{row['name']} (written/edited {times}×)"))
+    for row in records.current(conn, project_id, types=["discovery"], session_id=sid, key_prefix="test.",
+                               order="oldest", limit=10):
+        anchor["changes"].append(_anchor_item(row["key"], row["title"]))
+    meta = sessions.meta(conn, sid)
+    for c in meta.get("commits") or []:
+        if isinstance(c, dict) and c.get("sha"):
+            anchor["changes"].append(
+                _anchor_item(f"commit:{c['sha']}", f"commit {str(c['sha'])[:9]} on {c.get('branch', '?')}: {c.get('message', '')}"))
+    if meta.get("branch"):
+        anchor["changes"].append(_anchor_item("branch", f"working on branch {meta['branch']}"))
+    for p in meta.get("prs") or []:
+        if isinstance(p, dict) and p.get("url"):
+            anchor["changes"].append(_anchor_item(f"pr:{p['url']}", f"opened PR {p['url']} {p.get('title', '')}"))
+
+    for row in records.current(conn, project_id, types=["decision", "convention"], session_id=sid, order="oldest",
+                               limit=50):
+        body = " ".join((row["body"] or "").split())
+        text = f"[{row['type']}] {row['title']}" + (f": {body}" if body else "")
+        anchor["decisions"].append(_anchor_item(f"rec:{row['id']}", text))
+
+    steps = next_steps(last)
+    try:
+        steps += [s for s in read(conn, project_id)["fields"]["next_steps"] if s not in steps]
+    except sqlite3.Error:
+        pass
+    anchor["next_steps"] = [_anchor_item("step:" + s.lower(), s) for s in steps]
+    return {part: [i for i in items if i] for part, items in anchor.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The anchor: merging and storing
+
+
+def merge_anchor(old: dict | None, new: dict, gone: set[str] = frozenset()) -> dict:
+    """``new`` merged into ``old``: same key → updated in place, new keys appended, nothing dropped
+    but ``gone`` keys (decisions superseded since). The first prompt seen stays the intent;
+    the latest next steps come first."""
+    old = old or {}
+    out: dict[str, list] = {}
+    for part in ANCHOR_PARTS:
+        before = [i for i in (old.get(part) or []) if isinstance(i, dict) and i.get("key") not in gone]
+        after = [i for i in new.get(part) or [] if i.get("key") not in gone]
+        if part == "next_steps":
+            keys = {i["key"] for i in after}
+            merged = after + [i for i in before if i["key"] not in keys]
+        else:
+            fresh = {i["key"]: i for i in after}
+            if part == "intent" and any(i["key"] == "prompt" for i in before):
+                fresh.pop("prompt", None)
+            merged = [fresh.pop(i["key"], i) for i in before] + list(fresh.values())
+        out[part] = merged[-ANCHOR_CAPS[part]:] if part == "changes" else merged[: ANCHOR_CAPS[part]]
+    return out
+
+
+def read_anchor(conn: sqlite3.Connection, sid: str) -> dict | None:
+    """The stored anchor of a session (lists per part, plus version and updated_at), or None."""
+    return anchors.get(conn, sid)
+
+
+def update_anchor(conn: sqlite3.Connection, project_id: str, sid: str, fresh: dict) -> dict:
+    """Merge ``fresh`` into the stored anchor in one write transaction; the merged anchor."""
+    with db.transaction(conn):
+        old = read_anchor(conn, sid)
+        old_keys = [i["key"] for i in (old or {}).get("decisions", []) if str(i.get("key", "")).startswith("rec:")]
+        gone = {"rec:" + rid for rid in records.retired_among(conn, project_id, [k[4:] for k in old_keys])}
+        merged = merge_anchor(old, fresh, gone)
+        version = (old["version"] if old else 0) + 1
+        stamp = clock.now()
+        anchors.put(conn, sid, project_id, merged, version, stamp)
+    return {**merged, "session_id": sid, "project_id": project_id, "version": version, "updated_at": stamp}
+
+
+def anchor_markdown(anchor: dict) -> str:
+    """The anchor in the seed's Markdown layout (the backup file)."""
+    out = [f"## Anchor State — session {anchor.get('session_id', '')} (version {anchor.get('version', 0)}, "
+           f"{anchor.get('updated_at', '')})"]
+    for part in ANCHOR_PARTS:
+        out += ["", f"### {ANCHOR_HEADINGS[part]}", ""]
+        items = anchor.get(part) or []
+        numbered = part == "next_steps"
+        out += [f"{n}. {i['text']}" if numbered else f"- {i['text']}" for n, i in enumerate(items, 1)] or ["(none)"]
+    return "\n".join(out) + "\n"
+
+
+def anchor_backup_path(project_id: str, sid: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", sid)[:120] or "unknown"
+    return paths.sub("anchors", project_id, f"{safe}.md")
+
+
+def write_anchor_backup(anchor: dict) -> str:
+    """Write the Markdown backup atomically (temp file + rename); its path."""
+    from agentctx.fsio import write_atomic
+
+    target = anchor_backup_path(anchor["project_id"], anchor["session_id"])
+    write_atomic(target, anchor_markdown(anchor))
+    return target
+
+
+def anchor_blocks(conn: sqlite3.Connection, sid: str) -> list[str]:
+    """The anchor as digest blocks (escaped; each part within its token budget); [] when none."""
+    anchor = read_anchor(conn, sid)
+    if not anchor or not any(anchor.get(p) for p in ANCHOR_PARTS):
+        return []
+    out = ["## Where this session was before compaction (anchor state)"]
+    for part in ANCHOR_PARTS:
+        items = anchor.get(part) or []
+        if not items:
+            continue
+        numbered = part == "next_steps"
+        lines = [f"{ANCHOR_HEADINGS[part]}:"] + [
+            f"{n}. {escape(i['text'])}" if numbered else f"- {escape(i['text'])}"
+            for n, i in enumerate(items, 1)
+        ]
+        kept, _ = budgets.fit_blocks(lines, ANCHOR_TOKENS[part])
+        if len(kept) > 1:
+            out.append("\n".join(kept))
+    return out if len(out) > 1 else []
+
+
+# ---------------------------------------------------------------------------------------------
+# The handover without a model
+
+
+def where_next(conn: sqlite3.Connection, proj: Project, start: str, end: str, session_ids: list[str]) -> dict:
+    """The handover's task, next steps, blockers and open questions when it was written in ``[start, end)``,
+    then the next steps of those sessions' anchors."""
+    out: dict = {"current_task": "", "next_steps": [], "blockers": [], "open_questions": []}
+    current = read(conn, proj.id)
+    head = current["record"]
+    if head and (activity.within(head["recorded_at"], start, end) or activity.within(head["updated_at"], start, end)):
+        fields = current["fields"]
+        out["current_task"] = fields["current_task"]
+        for name in ("next_steps", "blockers", "open_questions"):
+            out[name] = list(fields[name])
+    for sid in session_ids:
+        state = read_anchor(conn, sid)
+        for item in (state or {}).get("next_steps", []):
+            if item["text"] not in out["next_steps"]:
+                out["next_steps"].append(item["text"])
+    return out
+
+
+HANDOVER_TASK_CHARS = 200
+
+
+def handover_fields(data: dict, first_prompt: str = "", last_text: str = "") -> dict:
+    """A handover (its fields) from a session's part of the log and its transcript ends."""
+    steps = next_steps(last_text)
+    failing = [t for t in data["tests"] if t["status"] == "failed"]
+    steps += [f"Make the failing tests pass: {_anchor_clip(t['title'], 160)}" for t in failing]
+    steps += [s for s in data["next"]["next_steps"] if s not in steps]
+    blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"] if not e["tests_passed_after"]]
+    task = _anchor_clip(first_prompt, HANDOVER_TASK_CHARS)
+    return {"current_task": task, "next_steps": steps, "blockers": blockers, "open_questions": []}
+
+
+def derive_handover(conn: sqlite3.Connection, proj: Project, session_id: str, transcript_path: str) -> str | None:
+    """Write the session's handover from its log and transcript (no model); the record id, or None
+    when there is nothing to hand over."""
+    try:
+        first, last = from_transcript(transcript_path)
+    except (OSError, ValueError):
+        first, last = "", ""
+    day = activity.today()
+    data = activity.collect(conn, proj, day, session_id=session_id)
+    start, end = activity.window(day)
+    data["next"] = where_next(conn, proj, start, end, data["session_ids"])
+    fields = handover_fields(data, first, last)
+    if not (fields["current_task"] or fields["next_steps"] or fields["blockers"]):
+        return None
+    save(conn, proj.id, session_id, fields, source="hook_observation", confidence="inferred")
+    head = read(conn, proj.id)["record"]
+    return head["id"] if head else None

@@ -23,6 +23,8 @@ import os
 import re
 import sqlite3
 
+from agentctx.tomlfile import load_toml
+
 MAX_FILE_BYTES = 512_000
 MAX_VALUE_CHARS = 600
 
@@ -151,18 +153,6 @@ def detect(root: str) -> list[Fact]:
 
 # ---------------------------------------------------------------------------------------------
 # TOML
-
-
-def load_toml(text: str) -> dict:
-    """Parse TOML with ``tomllib`` (Python 3.11+) or its backport ``tomli`` (3.10); ValueError if invalid."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: the scripts that detect the profile depend on tomli there
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ numpy, apsw and sqlite-vec); ``agentctx consolidate`` runs it in the foreground.
 Steps, in order: embeddings (pending records, batches), vector clean-up, near-duplicates
 (``dedup``), retrieval expansion (``expand``: spellings, related words, session context), scores and prune bookkeeping (``archive.rescore``), the cold partition
 (``archive.archive``), entity links (``capture.entities``), ledger rollup (paused at a spending cap),
-developer profile, CLAUDE.md drift, team export and team sync with each remote (``sharing.remote.sync``),
+developer profile, CLAUDE.md drift, team export and team sync with each remote (``remote.sync``),
 the daily log (``sharing.daylog``), then the digest ranking for the next SessionStart (``rank``).
 """
 
@@ -141,7 +141,7 @@ class Pass:
     def dedup(self) -> None:
         if self.store is None or self.out_of_time():
             return
-        from agentctx.capture import llm
+        from agentctx import llm
         from agentctx.consolidation import dedup
 
         client = usage = None
@@ -189,10 +189,9 @@ class Pass:
     def others(self) -> None:
         """Entity links, ledger rollup, developer profile, CLAUDE.md drift, team export, team sync (remotes),
         the daily log."""
-        from agentctx.capture import entities
-        from agentctx.consolidation import devprofile
+        from agentctx.capture import devprofile, entities
+        from agentctx.remote import sync as remote_sync
         from agentctx.sharing import daylog, drift, teamsync
-        from agentctx.sharing.remote import sync as remote_sync
 
         steps = [
             ("entities", lambda: entities.link_project(self.conn, self.proj.id, self.proj.root), False),
@@ -220,11 +219,11 @@ class Pass:
 
     def _rollup(self) -> dict:
         """The ledger rollup, unless a spending cap is reached (then it waits for a later pass)."""
-        from agentctx import spending
         from agentctx.consolidation import rollup
+        from agentctx.store import spend
 
         client = self._rollup_client()
-        capped = spending.paused(self.conn) if client is not None else None
+        capped = spend.paused(self.conn) if client is not None else None
         if capped:
             return {"status": "paused", "reason": capped}
         return rollup.run(self.conn, self.proj.id, client=client, dry_run=self.dry_run)
@@ -232,7 +231,7 @@ class Pass:
     def _rollup_client(self):
         if not self.llm_mode():
             return None
-        from agentctx.capture import llm
+        from agentctx import llm
 
         return llm.Client()
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import clock
-from agentctx.injection import render
+from agentctx import clock, render
 from agentctx.logs import log
 from agentctx.store import graph, records
 from agentctx.store.db import transaction

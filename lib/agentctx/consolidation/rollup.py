@@ -178,7 +178,7 @@ def run(conn, project_id: str, *, client=None, dry_run: bool = False, threshold:
     if client is None:
         report.update(status="skipped", reason="no model client: rollup needs Claude Haiku (ANTHROPIC_API_KEY)")
         return report
-    from agentctx.capture import llm
+    from agentctx import llm
 
     usage = llm.Usage()
     report["usage"] = usage.as_dict()
@@ -186,15 +186,14 @@ def run(conn, project_id: str, *, client=None, dry_run: bool = False, threshold:
     for g in taken:
         chunk_blocks = [blocks[i] for i in g]
         messages.append(user_message(chunk_blocks, CHUNK_TASK.format(n=len(chunk_blocks))))
-    from agentctx import spending
-
+    from agentctx.store import spend
     try:
         final, report["meta_rounds"] = _reduce(client, _map(client, messages, usage), usage)
     except (llm.LLMError, RollupError) as exc:
-        spending.record(conn, "rollup", usage, project_id=project_id, session_id=None)  # what was billed counts
+        spend.record(conn, "rollup", usage, project_id=project_id, session_id=None)  # what was billed counts
         report.update(status="failed", error=f"{type(exc).__name__}: {exc}", usage=usage.as_dict())
         return report
-    spending.record(conn, "rollup", usage, project_id=project_id, session_id=None)
+    spend.record(conn, "rollup", usage, project_id=project_id, session_id=None)
     report["usage"] = usage.as_dict()
     rollup_id = _write(conn, project_id, final, sources)
     if rollup_id is None:

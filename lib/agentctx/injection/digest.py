@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from agentctx import budgets, fsio, paths, project
-from agentctx.injection import render
+from agentctx import budgets, fsio, paths, project, render
 from agentctx.store import db, records
 
 SECTION_TOKENS = {"profile": 220, "decisions": 560, "conventions": 400, "handover": 380,

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import budgets
-from agentctx.injection import render
+from agentctx import budgets, render
 from agentctx.scoring import RELATIVE_FLOOR, worth_injecting
 from agentctx.store import search, sessions
 

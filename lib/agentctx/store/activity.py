@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from agentctx.store.records import COLUMNS
+from agentctx.store.query import COLUMNS
 
 
 def records_between(conn: sqlite3.Connection, project_id: str, start: str, end: str, types: Iterable[str], *,

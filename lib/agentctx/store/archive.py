@@ -17,7 +17,7 @@ import sqlite3
 from agentctx import clock
 from agentctx.scoring import ARCHIVE_AFTER_DAYS, PRUNE_AFTER_DAYS, PRUNE_SCORE, stored_score
 from agentctx.store.db import transaction
-from agentctx.store.records import current_sql, scope_sql
+from agentctx.store.query import current_sql, scope_sql
 
 BATCH = 2000
 CHANGE = 0.001  # smaller score changes are not written (each write bumps the digest generation)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx.store.records import current_sql
+from agentctx.store.query import current_sql
 
 _PENDING = f"FROM records WHERE {current_sql()} AND (pending_embedding = 1 OR embedded_model IS NOT ?)"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 
 from agentctx.store.db import transaction
-from agentctx.store.records import current_sql
+from agentctx.store.query import current_sql
 
 _PENDING = f"FROM records WHERE {current_sql()} AND expand_pending = 1"
 

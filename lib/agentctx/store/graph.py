@@ -13,7 +13,7 @@ import os
 import sqlite3
 
 from agentctx import clock, ids
-from agentctx.store.records import COLUMNS, current_sql
+from agentctx.store.query import COLUMNS, current_sql
 
 REL_TYPES = ("supersedes", "applies_to", "observed_in", "derives_from", "scoped_to", "spawned_from")
 KINDS = ("file", "symbol", "package", "module", "branch", "command")

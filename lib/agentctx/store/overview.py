@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx.store.records import current_sql
+from agentctx.store.query import current_sql
 
 
 def projects(conn: sqlite3.Connection) -> list[dict]:

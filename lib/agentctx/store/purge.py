@@ -13,7 +13,8 @@ import sqlite3
 
 from agentctx import ids
 from agentctx.store.db import transaction
-from agentctx.store.records import COLUMNS, RecordError
+from agentctx.store.query import COLUMNS
+from agentctx.store.records import RecordError
 
 TABLES = ("records", "records_archive")
 

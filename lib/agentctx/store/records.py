@@ -19,17 +19,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agentctx import clock, ids
 from agentctx.kinds import CONFIDENCES, SCOPES, SOURCES, TYPES
+from agentctx.store import graph
 from agentctx.store.db import transaction
+from agentctx.store.query import COLUMNS, current_sql, scope_sql
 
 MAX_TITLE_CHARS = 300
 MAX_BODY_CHARS = 32_000
 MAX_KEY_CHARS = 200
 
-COLUMNS = (
-    "id, project_id, type, key, title, body, scope, pinned, confidence, reinforce_count, "
-    "valid_from, valid_to, recorded_at, superseded_at, superseded_by, updated_at, access_count, "
-    "last_accessed, score, source, session_id"
-)
 STATUSES = ("current", "superseded", "archived", "all")
 _ORDERS = {  # named orders for the queries below
     "rank": "pinned DESC, score DESC, recorded_at DESC",
@@ -46,33 +43,6 @@ class RecordError(ValueError):
 
 def _row(row: sqlite3.Row | None) -> dict | None:
     return dict(row) if row is not None else None
-
-
-def _cols(alias: str) -> str:
-    return ", ".join(f"{alias}.{c.strip()}" for c in COLUMNS.split(",")) if alias else COLUMNS
-
-
-def current_sql(alias: str = "") -> str:
-    """The one definition of a current record: not superseded, not archived (rolled up)."""
-    a = f"{alias}." if alias else ""
-    return f"{a}superseded_at IS NULL AND {a}archived_at IS NULL"
-
-
-def scope_sql(project_id: str | None, all_projects: bool = False, *, alias: str = "",
-              include_global: bool = True) -> tuple[str, tuple]:
-    """(WHERE clause, parameters) keeping a read or write inside one project (plus global records).
-
-    ``all_projects=True`` is the explicit way to reach every project; without it a project id is
-    required (TypeError otherwise), so no call site can forget the scope.
-    """
-    if all_projects:
-        return "1", ()
-    if not isinstance(project_id, str):
-        raise TypeError("a read or write by id needs project_id (or all_projects=True)")
-    a = f"{alias}." if alias else ""
-    if include_global:
-        return f"({a}project_id = ? OR {a}scope = 'global')", (project_id,)
-    return f"{a}project_id = ?", (project_id,)
 
 
 def validate(
@@ -517,8 +487,6 @@ def retire(
         (stamp, by, valid_to, valid_to, valid_to, *((stamp,) if mark_updated else ()), record_id, *params),
     )
     if by:
-        from agentctx.store import graph  # records <- graph at import time
-
         graph.link_once(conn, by, record_id, rel, stamp)
     return cur.rowcount > 0
 

@@ -1,4 +1,4 @@
-"""Local state of team sync (see ``agentctx.sharing.remote``): every statement on its tables, and the
+"""Local state of team sync (see ``agentctx.remote``): every statement on its tables, and the
 few on ``records`` that a push (what to send) and a pull (applying what came) need.
 
 * ``remotes``: one row per server (name, URL without credentials, team), with the pull cursor and the
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 
 from agentctx import clock
 from agentctx.store.db import transaction
-from agentctx.store.records import COLUMNS
+from agentctx.store.query import COLUMNS
 
 _CHUNK = 500
 STATE_FIELDS = ("cursor", "last_attempt_at", "last_ok_at", "status", "failures", "next_attempt_at", "report")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from agentctx import clock, lexicon, relevance
 from agentctx.scoring import final_score
-from agentctx.store.records import COLUMNS, current_sql
+from agentctx.store.query import columns, current_sql
 
 MAX_QUERY_TERMS = 24
 MAX_TERM_CHARS = 64
@@ -238,7 +238,7 @@ def current_by_ids(conn: sqlite3.Connection, project_id: str, record_ids: list[s
     looked up by id: the unary ``+`` keeps SQLite from scanning the project's index instead."""
     if not record_ids:
         return {}
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))
+    cols = columns("r")
     rows = conn.execute(
         f"SELECT {cols} FROM records r WHERE r.id IN ({','.join('?' * len(record_ids))}) "
         "AND (+r.project_id = ? OR +r.scope = 'global') AND +r.superseded_at IS NULL AND +r.archived_at IS NULL"
@@ -286,7 +286,7 @@ def successors(conn: sqlite3.Connection, project_id: str, record_ids: list[str])
     chains ending in an archived record, are left out."""
     if not record_ids:
         return {}
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(",")) + ", r.terms, r.context"
+    cols = columns("r") + ", r.terms, r.context"
     rows = conn.execute(
         "WITH RECURSIVE chain(start, id, depth) AS ("
         f"SELECT id, superseded_by, 1 FROM records WHERE id IN ({','.join('?' * len(record_ids))}) "
@@ -302,7 +302,7 @@ def successors(conn: sqlite3.Connection, project_id: str, record_ids: list[str])
 
 
 def _fts(conn, project_id, match, query, types, include_superseded, reference) -> list[Hit]:
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(",")) + ", r.terms, r.context"
+    cols = columns("r") + ", r.terms, r.context"
     # Superseded records are candidates too: a prompt worded like an old fact finds the record that
     # replaced it (rescore), never the old one, unless history is asked for.
     where = "(r.project_id = ? OR r.scope = 'global')" + ("" if include_superseded else " AND r.archived_at IS NULL")
@@ -359,7 +359,7 @@ def _like(conn, project_id, words, types, include_superseded, reference) -> list
     words = sorted(words, key=len, reverse=True)[:6]
     if not words:
         return []
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))
+    cols = columns("r")
     match_any = " OR ".join(["(r.title LIKE ? ESCAPE '\\' OR r.body LIKE ? ESCAPE '\\')"] * len(words))
     params: list = [project_id, *types]
     for w in words:
@@ -380,7 +380,7 @@ def _like(conn, project_id, words, types, include_superseded, reference) -> list
 
 
 def _pinned(conn, project_id, types, reference) -> list[Hit]:
-    cols = ", ".join("r." + c.strip() for c in COLUMNS.split(","))
+    cols = columns("r")
     rows = conn.execute(
         f"SELECT {cols} FROM records r WHERE {_scope_clause(False)}{_type_clause(types)} AND r.pinned = 1 "
         "ORDER BY r.recorded_at DESC LIMIT ?",

@@ -50,9 +50,9 @@ def run(home: str | None = None, echo: Callable[[str], None] = print) -> None:
         fh.write('[remote "origin"]\n\turl = git@github.com:acme/payments-api.git\n')
 
     from agentctx import clock, project
+    from agentctx.events.session_start import on_session_start
+    from agentctx.events.user_prompt_submit import on_user_prompt_submit
     from agentctx.hookio import HookEvent
-    from agentctx.injection.session_start import on_session_start
-    from agentctx.injection.user_prompt_submit import on_user_prompt_submit
     from agentctx.store import db, records
 
     conn = db.connect()

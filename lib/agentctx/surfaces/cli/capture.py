@@ -45,7 +45,9 @@ def config_(llm, claude_login, daily_cap_usd, session_cap_usd, show, as_json):
 @pass_ctx
 def extract_(c: Ctx, session_id, transcript, as_json):
     """Extract records from what a session added since the last run, now (what Stop starts)."""
-    from agentctx.capture import extract, stop, worker
+    from agentctx.capture import extract
+    from agentctx.consolidation import worker
+    from agentctx.events import stop
 
     workdir = c.project_dir or os.getcwd()
     if extract.mode()[1].startswith("the anthropic SDK"):  # this environment lacks it: the worker has it

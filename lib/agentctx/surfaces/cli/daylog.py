@@ -37,11 +37,12 @@ def log_(c: Ctx, day, project_ref, as_json):
     """What was decided, what changed (files, commits, tests, errors) and what is next, for one day.
 
     Printed, and written to <data dir>/logs/<project>/<day>.md (a day with nothing writes no file)."""
+    from agentctx.capture import activity
     from agentctx.sharing import daylog
 
-    day = day or daylog.today()
+    day = day or activity.today()
     try:
-        daylog.window(day)
+        activity.window(day)
     except ValueError:
         raise click.BadParameter(f"{day!r} is not a date (YYYY-MM-DD)", param_hint="--day") from None
     proj = _project(c, project_ref)

@@ -17,7 +17,7 @@ def profile_() -> None:
 @pass_ctx
 def show(c: Ctx, as_json):
     """List global preferences; those marked * are in every SessionStart digest."""
-    from agentctx.consolidation import devprofile
+    from agentctx.capture import devprofile
 
     devprofile.promote(c.conn)
     recs = devprofile.profile(c.conn)
@@ -42,7 +42,7 @@ def show(c: Ctx, as_json):
 @pass_ctx
 def edit(c: Ctx, ref, rule, project_only, as_json):
     """Correct a global preference, or scope a misattributed one to its project."""
-    from agentctx.consolidation import devprofile
+    from agentctx.capture import devprofile
 
     rec = devprofile.edit(c.conn, ref, c.project.id, rule=rule, project_only=project_only)
     if as_json:
@@ -57,7 +57,7 @@ def edit(c: Ctx, ref, rule, project_only, as_json):
 @pass_ctx
 def clear(c: Ctx, ref, as_json):
     """Remove a global preference from the profile (retired, kept in history)."""
-    from agentctx.consolidation import devprofile
+    from agentctx.capture import devprofile
 
     rec = devprofile.clear(c.conn, ref, c.project.id)
     if as_json:
@@ -79,7 +79,7 @@ def rollup_(c: Ctx, dry_run, as_json):
     if not dry_run:
         how, why = extract.mode()
         if how == "llm":
-            from agentctx.capture import llm
+            from agentctx import llm
 
             client = llm.Client()
         elif not why:

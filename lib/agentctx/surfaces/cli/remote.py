@@ -1,6 +1,6 @@
 """Team sync through PostgreSQL: ``agentctx remote add|remove|sync|status|share`` and the server admin's
 ``agentctx remote admin migrate|team|member``. psycopg is imported only by the commands that talk to a
-server (see ``agentctx.sharing.remote``). A purge reaches the server through ``agentctx purge``, which
+server (see ``agentctx.remote``). A purge reaches the server through ``agentctx purge``, which
 queues it for every remote."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def remote():
 def add(c: Ctx, name, url, team, as_json):
     """Add a server: postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=verify-full&…], without a password
     (libpq reads it from PGPASSWORD or ~/.pgpass)."""
-    from agentctx.sharing.remote import client, schema
+    from agentctx.remote import client, schema
     from agentctx.store import remote as store
 
     row = store.add(c.conn, client.check_name(name), client.check_url(url),
@@ -64,7 +64,7 @@ def remove(c: Ctx, name, as_json):
 @pass_ctx
 def sync(c: Ctx, names, dry_run, as_json):
     """Push this machine's shared records and pull the team's now (all remotes, or those named)."""
-    from agentctx.sharing.remote import sync as engine
+    from agentctx.remote import sync as engine
 
     c.project  # noqa: B018 - registers the current project, so its .agentctx/config is seen
     reports = engine.sync_all(c.conn, list(names) or None, dry_run=dry_run)
@@ -101,7 +101,7 @@ def _line(name: str, rep: dict) -> str:
 @pass_ctx
 def status(c: Ctx, as_json):
     """Each server's last sync (one line), what waits to be pushed, and the shared projects."""
-    from agentctx.sharing.remote import sync as engine
+    from agentctx.remote import sync as engine
 
     c.project  # noqa: B018 - registers the current project
     state = engine.status(c.conn)
@@ -160,7 +160,7 @@ def admin():
 @contextmanager
 def _admin_conn(url: str):
     """A connection for an admin command; server errors become one ``Error:`` line."""
-    from agentctx.sharing.remote import client
+    from agentctx.remote import client
 
     try:
         with client.connect(url) as conn:
@@ -178,7 +178,7 @@ def _admin_conn(url: str):
 @json_option
 def admin_migrate(url, as_json):
     """Create or update the agentctx schema (named migrations) in the database the URL names."""
-    from agentctx.sharing.remote import schema
+    from agentctx.remote import schema
 
     with _admin_conn(url) as conn:
         applied = schema.migrate(conn)
@@ -194,7 +194,7 @@ def admin_migrate(url, as_json):
 @json_option
 def admin_team(url, team, as_json):
     """Create a team: a PostgreSQL group role whose members see the projects it shares."""
-    from agentctx.sharing.remote import schema
+    from agentctx.remote import schema
 
     with _admin_conn(url) as conn:
         schema.add_team(conn, team)
@@ -213,7 +213,7 @@ def admin_team(url, team, as_json):
 @json_option
 def admin_member(url, role, team, password_env, remove, as_json):
     """Add a member (one login role per person) to a team, creating the role if needed."""
-    from agentctx.sharing.remote import schema
+    from agentctx.remote import schema
 
     password = os.environ.get(password_env) if password_env else None
     if password_env and not password:

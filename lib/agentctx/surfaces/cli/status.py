@@ -66,11 +66,10 @@ def status(c: Ctx, as_json):
 
 def _spending(conn, sess: list[dict]) -> dict:
     """Spend against the caps: today, and this session (Claude Code's, else the project's newest)."""
-    from agentctx import spending
     from agentctx.store import spend
 
     sid = os.environ.get("CLAUDE_CODE_SESSION_ID") or (sess[0]["session_id"] if sess else None)
-    return {**spending.status(conn, sid), "session_id": sid, "paused": spending.paused(conn, sid),
+    return {**spend.status(conn, sid), "session_id": sid, "paused": spend.paused(conn, sid),
             "last_days": spend.by_day(conn, 7)}
 
 

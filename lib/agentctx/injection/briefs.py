@@ -1,4 +1,4 @@
-"""SubagentStart: brief a subagent (Agent/Task tool) by its type, within ``budgets.SUBAGENT_TOKENS``.
+"""What a subagent (Agent/Task tool) is briefed with, by its type, within ``budgets.SUBAGENT_TOKENS``.
 
 A subagent starts with its own empty context: neither the SessionStart digest nor per-prompt records
 of the main conversation reach it. What it gets depends on what it is for:
@@ -10,9 +10,8 @@ of the main conversation reach it. What it gets depends on what it is for:
   decisions and conventions in force and the last handover.
 
 The brief is a digest (``injection.digest``) of those sections, fenced like every injection (kind
-``subagent``), and accounted to the session (``sessions.account`` with ``SubagentStart``: counted in
-its tokens, never as seen by the main conversation). Sections the project turned off in
-``.agentctx/config.toml`` ([digest]) stay off here. Nothing to say (no record) prints nothing.
+``subagent``). Sections the project turned off in ``.agentctx/config.toml`` ([digest]) stay off here.
+The SubagentStart hook (``events.subagent_start``) injects it and accounts it to the session.
 """
 
 from __future__ import annotations
@@ -20,10 +19,7 @@ from __future__ import annotations
 import sqlite3
 
 from agentctx import budgets, project, project_settings
-from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import digest
-from agentctx.logs import log
-from agentctx.store import db, sessions
 
 BRIEFS: dict[str, tuple[str, ...]] = {
     "Explore": ("conventions",),
@@ -52,21 +48,3 @@ def brief(conn: sqlite3.Connection, proj: project.Project, agent_type: str) -> d
         return None
     dig = digest.build(conn, proj, sections=list(sections), cap=budgets.SUBAGENT_TOKENS, kind="subagent")
     return dig if dig.record_ids else None
-
-
-def on_subagent_start(event: HookEvent) -> dict | None:
-    """SubagentStart hook: the brief as the subagent's additionalContext, accounted to the session."""
-    proj = project.detect(event.cwd)
-    conn = db.connect(busy_ms=HOOK_BUSY_MS)
-    try:
-        dig = brief(conn, proj, event.agent_type)
-        if dig is None:
-            return None
-        try:
-            with db.transaction(conn):
-                sessions.account(conn, event.session_id, proj.id, sessions.SUBAGENT_EVENT, dig.record_ids, dig.tokens)
-        except sqlite3.Error as exc:  # read-only or locked store: brief anyway
-            log("SubagentStart", f"accounting skipped: {type(exc).__name__}: {exc}")
-    finally:
-        conn.close()
-    return {"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": dig.text}}

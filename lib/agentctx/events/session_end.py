@@ -47,7 +47,7 @@ def flush_extraction(sid: str, transcript_path: str, workdir: str) -> None:
     """Extract the session's tail now (detached) instead of after the worker's idle wait."""
     if not transcript_path or not os.path.isfile(transcript_path):
         return
-    from agentctx.capture.stop import start_worker
+    from agentctx.events.stop import start_worker
 
     try:
         start_worker(sid, transcript_path, workdir, final=True)

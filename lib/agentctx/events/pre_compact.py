@@ -4,7 +4,7 @@ its Markdown backup, before Claude Code compacts the conversation. Never blocks 
 from __future__ import annotations
 
 from agentctx import project, project_settings
-from agentctx.capture import anchor
+from agentctx.capture import handover
 from agentctx.hookio import HookEvent
 from agentctx.store import db
 
@@ -14,11 +14,11 @@ def on_pre_compact(event: HookEvent) -> dict | None:
     proj = project.detect(event.cwd)
     if not project_settings.load(proj.root).capture:  # .agentctx/config.toml: capture off for this project
         return None
-    conn = db.connect(busy_ms=anchor.BUSY_MS)
+    conn = db.connect(busy_ms=handover.ANCHOR_BUSY_MS)
     try:
-        fresh = anchor.derive(conn, proj.id, event.session_id, event.transcript_path, event.custom_instructions)
-        state = anchor.update(conn, proj.id, event.session_id, fresh)
+        fresh = handover.derive_anchor(conn, proj.id, event.session_id, event.transcript_path, event.custom_instructions)
+        state = handover.update_anchor(conn, proj.id, event.session_id, fresh)
     finally:
         conn.close()
-    anchor.write_backup(state)
+    handover.write_anchor_backup(state)
     return None

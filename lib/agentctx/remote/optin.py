@@ -24,7 +24,7 @@ def file_setting(root: str | None) -> tuple[bool | None, str]:
     when none does (a file that cannot be read or parsed counts as absent)."""
     if not root:
         return None, ""
-    from agentctx.capture.stack import load_toml
+    from agentctx.tomlfile import load_toml
 
     for name in FILES:
         path = os.path.join(root, name)

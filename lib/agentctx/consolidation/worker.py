@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import time
 
-from agentctx import flight
+from agentctx import flight, project
 from agentctx.capture.extract import MIN_TOKENS, Result, run_once
 from agentctx.logs import log
+from agentctx.sharing import drift
+from agentctx.store import db
 
 IDLE_S = float(os.environ.get("AGENTCTX_EXTRACT_IDLE", 120))
 MAX_WAIT_S = 30 * 60  # a worker never waits longer than this for the debounce
@@ -31,6 +34,24 @@ def _quiet_for(path: str) -> float:
         return time.time() - os.path.getmtime(path)
     except OSError:
         return float("inf")
+
+
+def extract(session_id: str, transcript_path: str, cwd: str | None = None, **kwargs) -> Result:
+    """One extraction run (``capture.extract.run_once``, same arguments), then CLAUDE.md drift
+    (ADR-013) when it wrote records."""
+    result = run_once(session_id, transcript_path, cwd, **kwargs)
+    if result.written:
+        conn = kwargs.get("conn")
+        own = conn is None
+        conn = conn or db.connect()
+        try:
+            drift.scan(conn, project.detect(cwd or os.getcwd()))
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            result.notes.append(f"drift scan skipped: {exc}")
+        finally:
+            if own:
+                conn.close()
+    return result
 
 
 def work(session_id: str, transcript_path: str, cwd: str | None = None, *, final: bool = False,
@@ -51,7 +72,7 @@ def work(session_id: str, transcript_path: str, cwd: str | None = None, *, final
                 lock.take_pending()
                 final = lock.take_final() or final  # SessionEnd: finish now, do not wait for more
                 force = final or _quiet_for(transcript_path) >= idle_s or time.monotonic() - started >= MAX_WAIT_S
-                result = run_once(session_id, transcript_path, cwd, force=force, min_tokens=min_tokens)
+                result = extract(session_id, transcript_path, cwd, force=force, min_tokens=min_tokens)
                 if result.status != "waiting":
                     results.append(result)
                     _log_result(session_id, result)

@@ -25,7 +25,7 @@ from datetime import timedelta
 
 from agentctx import clock, flight
 from agentctx.logs import log
-from agentctx.sharing.remote import client, optin, rules
+from agentctx.remote import client, optin, rules
 from agentctx.store import records
 from agentctx.store import remote as store
 from agentctx.store.db import transaction

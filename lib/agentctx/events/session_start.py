@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import budgets, paths, prepare, project, spending
+from agentctx import budgets, paths, prepare, project
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import digest
 from agentctx.logs import log
-from agentctx.store import db, sessions
+from agentctx.store import db, sessions, spend
 
 
 def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
@@ -38,11 +38,11 @@ def on_session_start(event: HookEvent) -> dict | None:
     try:
         _team_import(conn, proj)
         dig = digest.current(conn, proj)
-        if source == "compact":  # the session's anchor state first (see capture/anchor.py); never cached
-            from agentctx.capture import anchor
+        if source == "compact":  # the session's anchor state first (see capture/handover.py); never cached
+            from agentctx.capture import handover
 
             try:
-                lead = anchor.blocks(conn, sid)
+                lead = handover.anchor_blocks(conn, sid)
             except (sqlite3.Error, ValueError) as exc:  # a bad anchor must not cost the digest
                 log("SessionStart", f"anchor skipped: {type(exc).__name__}: {exc}")
                 lead = []
@@ -57,13 +57,13 @@ def on_session_start(event: HookEvent) -> dict | None:
             log("SessionStart", f"accounting skipped: {type(exc).__name__}: {exc}")
         if not read_only:
             try:  # a session whose SessionEnd was cancelled is closed now (one indexed query when none is)
-                from agentctx.capture.session_end import close_left_open
+                from agentctx.events.session_end import close_left_open
 
                 close_left_open(conn, proj, event)
             except (sqlite3.Error, OSError) as exc:
                 log("SessionStart", f"closing sessions left open skipped: {type(exc).__name__}: {exc}")
         try:
-            capped = spending.notice(conn, sid)
+            capped = spend.notice(conn, sid)
         except sqlite3.Error as exc:  # the cap line must not cost the digest
             log("SessionStart", f"spending check skipped: {type(exc).__name__}: {exc}")
             capped = None

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 
-from agentctx.capture.llm import LLMError, Usage
+from agentctx.llm import LLMError, Usage
 
 MODEL = os.environ.get("AGENTCTX_CLAUDE_MODEL", "claude-haiku-4-5")
 

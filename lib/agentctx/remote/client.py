@@ -15,7 +15,7 @@ import re
 from urllib.parse import parse_qsl, urlsplit
 
 from agentctx import clock
-from agentctx.sharing.remote import rules, schema
+from agentctx.remote import rules, schema
 
 CHANGE_LOCK = 0x61676374_63686773  # pg_advisory_xact_lock key for appending to agentctx.changes
 CONNECT_TIMEOUT_S = 10
