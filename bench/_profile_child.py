@@ -107,7 +107,7 @@ def ss() -> None:
     mark("import_digest")
     from agentctx import project
     from agentctx.hookio import HOOK_BUSY_MS
-    from agentctx.store import db, sessions
+    from agentctx.store import db, projects, sessions
 
     sid = f"profile-{os.getpid()}-{time.time_ns()}"
     proj = project.detect(os.getcwd())
@@ -126,7 +126,7 @@ def ss() -> None:
     else:
         dig = cached
     with db.transaction(conn):
-        project.register(conn, proj)
+        projects.register(conn, proj)
         sessions.start(conn, sid, proj.id, proj.root, "startup")
         sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)
     mark("account_commit")

@@ -55,12 +55,12 @@ def _repo(folder: str) -> str:
 def _client(home: str, url: str):
     """(store connection, project) of a client whose store is in ``home``, the remote and the share set."""
     from agentctx import project
-    from agentctx.store import db
+    from agentctx.store import db, projects
     from agentctx.store import remote as store
 
     conn = db.connect(os.path.join(home, "agentctx.db"))
     proj = project.detect(_repo(home))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     if store.get(conn, "team") is None:
         store.add(conn, "team", url)
         store.set_share(conn, proj.id, True)

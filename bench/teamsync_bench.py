@@ -32,7 +32,7 @@ import make_store  # noqa: E402
 
 from agentctx import project  # noqa: E402
 from agentctx.sharing import teamsync  # noqa: E402
-from agentctx.store import db  # noqa: E402
+from agentctx.store import db, projects  # noqa: E402
 
 
 def stats(samples: list[float]) -> dict:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         repo = make_store.project_dir(src)
         proj = project.detect(repo)
         conn = use(src)
-        project.register(conn, proj)
+        projects.register(conn, proj)
         shared = len(teamsync.shareable(conn, proj.id))
         path = teamsync.file_path(repo)
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         def empty_store():
             home = os.path.join(work, f"bob{next(counter)}")
             state["conn"] = use(home)
-            project.register(state["conn"], proj)
+            projects.register(state["conn"], proj)
         state: dict = {}
         results["import into an empty store (every block new)"] = timed(
             lambda: teamsync.import_changes(state["conn"], proj), max(2, args.runs // 2), empty_store)
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
             body = "\n<!-- agentctx:begin ".join(keep)
             home = os.path.join(work, f"pull{target}")
             c = use(home)
-            project.register(c, proj)
+            projects.register(c, proj)
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(body)
             teamsync.import_changes(c, proj)

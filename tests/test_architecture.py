@@ -11,12 +11,29 @@ import click
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "lib" / "agentctx" / "store"
-TABLES = ("records", "records_fts", "records_archive", "sessions", "injections", "nodes", "edges",
-          "record_entities", "meta")
+
+
+def _store_tables() -> tuple[str, ...]:
+    """Every table the migrations create (a fresh store, built by the store's own code)."""
+    import os
+    import sqlite3
+    import tempfile
+
+    from agentctx.store import migrations
+
+    with tempfile.TemporaryDirectory() as tmp:
+        conn = sqlite3.connect(os.path.join(tmp, "t.db"))
+        migrations.apply(conn)
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        conn.close()
+    return tuple(sorted(n for n in names if not n.startswith(("sqlite_", "_sqlite"))))
+
+
+TABLES = _store_tables()
 # A statement on a table: the keyword that names it, then the name (maybe quoted). Case-insensitive,
 # so `delete from sessions` counts too; prose ("records from the store") does not name a table after FROM.
-_SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"'`\[]?(" + "|".join(TABLES) + r")\b[\"'`\]]?(?!\.)",
-                  re.IGNORECASE)
+_SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+[\"'`\[]?(" + "|".join(sorted(TABLES, key=len, reverse=True))
+                  + r")\b[\"'`\]]?(?!\.)", re.IGNORECASE)
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from agentctx import budgets, llm, project
 from agentctx.capture import devprofile, extract, schema
 from agentctx.injection import digest
-from agentctx.store import graph, records
+from agentctx.store import graph, projects, records
 from agentctx.surfaces.cli import cli
 from tests.conftest import make_repo
 from tests.support import fake_api
@@ -44,13 +44,13 @@ def globals_(conn) -> list[dict]:
 @pytest.fixture
 def other(tmp_path, conn) -> project.Project:
     p = project.detect(str(make_repo(tmp_path / "gadgets", "git@github.com:acme/gadgets.git")))
-    project.register(conn, p)
+    projects.register(conn, p)
     return p
 
 
 @pytest.fixture
 def here(conn, proj) -> project.Project:
-    project.register(conn, proj)
+    projects.register(conn, proj)
     return proj
 
 

@@ -66,5 +66,5 @@ def test_a_downloaded_model_is_found_offline(home, monkeypatch):
 
 def test_records_are_embedded_with_type_and_title_not_date_or_project():
     text = embeddings.text_for({"type": "decision", "valid_from": "2026-03-01T10:00:00Z", "title": "Use gRPC",
-                                "body": "for service calls"}, "payments")
+                                "body": "for service calls", "project": "payments"})
     assert text == "[decision] Use gRPC\nfor service calls"

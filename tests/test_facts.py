@@ -11,7 +11,7 @@ import pytest
 
 from agentctx import project
 from agentctx.injection import digest, turn
-from agentctx.store import db, records
+from agentctx.store import db, projects, records
 from agentctx.surfaces.mcp_tools import Service
 from tests.support.cli import agentctx
 from tests.support.ui_server import Server
@@ -21,7 +21,7 @@ OLD_TITLE = "API uses REST over HTTP/JSON"
 
 
 def _old(conn, proj) -> dict:
-    project.register(conn, proj)
+    projects.register(conn, proj)
     return records.add(conn, proj.id, type="decision", title=OLD_TITLE, body="Every service exposes REST endpoints.")
 
 
@@ -169,7 +169,7 @@ def test_ctx_search_takes_braces_and_format_fields(home: Path, tmp_path: Path):
 def test_get_lists_every_predecessor(home: Path, repo: Path):
     conn = db.connect()
     proj = project.detect(str(repo))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     a = records.add(conn, proj.id, type="convention", title="Lint with flake8", key="profile.lint_command")
     b = records.add(conn, proj.id, type="convention", title="Format with black")
     merged = records.add(conn, proj.id, type="convention", title="Lint and format with ruff",

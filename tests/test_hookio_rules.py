@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentctx import clock, hookio, project
-from agentctx.store import db, records
+from agentctx.store import db, projects, records
 from tests.support.damage import damage_tables
 from tests.support.hooks import ROOT, hook_env, run_hook
 
@@ -74,7 +74,7 @@ def seeded_store(data: Path, repo: Path, n: int = 30) -> Path:
     """A real store in ``data`` with ``n`` records of one project (the ``home`` fixture points at ``data``)."""
     conn = db.connect()
     proj = project.detect(str(repo))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     with db.transaction(conn):
         for i in range(n):
             records.insert(conn, proj.id, type="decision", title=f"Decision {i} about the kafka topic t{i}",

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from agentctx import clock, ids, project
-from agentctx.store import db, integrity, records
+from agentctx.store import db, integrity, projects, records
 from agentctx.surfaces.mcp_tools import Service
 from tests.support.cli import agentctx
 from tests.support.damage import damage_leaf, damage_tables
@@ -28,7 +28,7 @@ from tests.support.hooks import ROOT, run_hook
 def seed(repo: Path, n: int = 300) -> project.Project:
     conn = db.connect()
     proj = project.detect(str(repo))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     now = clock.now()
     with db.transaction(conn):
         for i in range(n):

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentctx import paths, project
-from agentctx.store import db, graph, records
+from agentctx.store import db, graph, projects, records
 from agentctx.surfaces.cli import cli
 from agentctx.surfaces.mcp_tools import Service, ToolInputError
 from tests.conftest import make_repo
@@ -29,7 +29,7 @@ def world(home: Path, tmp_path: Path) -> dict:
     conn = db.connect()
     a, b = project.detect(str(repo_a)), project.detect(str(repo_b))
     for p in (a, b):
-        project.register(conn, p)
+        projects.register(conn, p)
     ids = {
         "decision": records.add(conn, a.id, type="decision", title=f"{SECRET_WORD} services use Postgres",
                                 body=f"{SECRET_WORD} ledger needs transactions.")["id"],

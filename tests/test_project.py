@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentctx import project
-from agentctx.store import db
+from agentctx.store import db, projects
 from tests.conftest import make_repo
 
 GIT = shutil.which("git")
@@ -165,9 +165,9 @@ def test_register_inserts_then_refreshes(conn, tmp_path: Path, monkeypatch: pyte
     repo = make_repo(tmp_path / "widgets")
     p = project.detect(str(repo))
     monkeypatch.setenv("AGENTCTX_NOW", "2026-01-01T00:00:00Z")
-    project.register(conn, p)
+    projects.register(conn, p)
     monkeypatch.setenv("AGENTCTX_NOW", "2026-02-01T00:00:00Z")
-    project.register(conn, p)
+    projects.register(conn, p)
     row = conn.execute("SELECT * FROM projects").fetchone()
     assert conn.execute("SELECT COUNT(*) FROM projects").fetchone()[0] == 1
     assert (row["id"], row["name"], row["remote"]) == (p.id, "widgets", "github.com/acme/widgets")

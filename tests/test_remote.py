@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from agentctx import project
 from agentctx.remote import client, rules, schema
 from agentctx.remote import sync as engine
-from agentctx.store import db, records
+from agentctx.store import db, projects, records
 from agentctx.store import remote as store
 from tests.conftest import make_repo
 from tests.support import postgres
@@ -131,7 +131,7 @@ class Client:
         self.folder = folder
         self.conn = db.connect(str(folder / "data" / "agentctx.db"))
         self.proj = project.detect(str(make_repo(folder / "widgets", origin)))
-        project.register(self.conn, self.proj)
+        projects.register(self.conn, self.proj)
         if url:
             store.add(self.conn, "team", url)
         if share:
@@ -524,7 +524,7 @@ def test_opt_in_through_the_repository_file_and_opt_out(team, tmp_path, name):
     crew = team.team("crew")
     alice = Client(tmp_path / "alice", team.url(team.member("alice", crew)), share=False)
     other = project.detect(str(make_repo(tmp_path / "alice" / "private-tool", "git@github.com:alice/tool.git")))
-    project.register(alice.conn, other)
+    projects.register(alice.conn, other)
     records.add(alice.conn, other.id, type="decision", title="My private tool uses Tcl")
     alice.add("Widgets use SI units")
     report = alice.sync()

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from agentctx import clock, ids, project
-from agentctx.store import db
+from agentctx.store import db, projects
 from tests.support.cli import agentctx
 from tests.support.secrets_corpus import secret_samples
 
@@ -26,7 +26,7 @@ def _plant(home: Path, repo: Path, tmp: Path) -> dict[str, Path]:
     conn = db.connect()
     now = clock.now()
     with db.transaction(conn):
-        project.register(conn, proj)
+        projects.register(conn, proj)
         conn.execute(
             "INSERT INTO records (id, project_id, type, title, body, valid_from, recorded_at, source) "
             "VALUES (?, ?, 'convention', ?, ?, ?, ?, 'cli')",

@@ -9,10 +9,10 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from agentctx import llm, paths, project
+from agentctx import llm, paths
 from agentctx.capture import prompts
 from agentctx.consolidation import rollup
-from agentctx.store import records, search
+from agentctx.store import projects, records, search
 from agentctx.surfaces.cli import cli
 from tests.support import fake_api
 
@@ -33,7 +33,7 @@ def api(api):
 
 @pytest.fixture
 def pid(conn, proj) -> str:
-    project.register(conn, proj)
+    projects.register(conn, proj)
     return proj.id
 
 
@@ -222,7 +222,7 @@ def test_meta_summaries_reduce_in_rounds(monkeypatch, conn, pid, api):
 
 
 def test_cli_rollup(home, repo, proj, conn, api):
-    project.register(conn, proj)
+    projects.register(conn, proj)
     ledger(conn, proj.id, 55)
     runner = CliRunner()
     out = runner.invoke(cli, ["--project", str(repo), "rollup", "--dry-run", "--json"], catch_exceptions=False)
@@ -235,7 +235,7 @@ def test_cli_rollup(home, repo, proj, conn, api):
 
 def test_cli_rollup_without_a_key_changes_nothing(monkeypatch, home, repo, proj, conn):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    project.register(conn, proj)
+    projects.register(conn, proj)
     ledger(conn, proj.id, 55)
     before = state()
     out = CliRunner().invoke(cli, ["--project", str(repo), "rollup", "--json"], catch_exceptions=False)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from agentctx import clock, project
-from agentctx.store import db, sessions
+from agentctx.store import db, projects, sessions
 from tests.support import fake_api
 from tests.support.hooks import ROOT, hook_env, run_hook
 from tests.support.waiting import wait_for
@@ -78,7 +78,7 @@ def test_a_waiting_worker_extracts_the_tail_at_once_at_session_end(home: Path, r
 def _open_session(data: Path, sid: str, proj: project.Project, started: str | None = None) -> None:
     conn = db.connect(str(data / "agentctx.db"))
     with db.transaction(conn):
-        project.register(conn, proj)
+        projects.register(conn, proj)
         sessions.start(conn, sid, proj.id, proj.root, "startup")
         if started:
             conn.execute("UPDATE sessions SET started_at = ? WHERE session_id = ?", (started, sid))

@@ -281,7 +281,7 @@ def test_resolve_by_full_id_and_unique_prefix(conn: sqlite3.Connection, proj: pr
     assert records.resolve(conn, "01JAAAAAAAAAAAAAAAAAAAAAB", all_projects=True)["id"] == b["id"]
     assert records.resolve(conn, "01JCCC", all_projects=True)["title"] == "C"
     assert records.resolve(conn, " 01jccc ", all_projects=True)["title"] == "C"
-    assert [r["title"] for r in records.get_many(conn, ["01JCCC", a["id"]], all_projects=True)] == ["C", "A"]
+    assert [records.resolve(conn, ref, all_projects=True)["title"] for ref in ["01JCCC", a["id"]]] == ["C", "A"]
 
 
 def test_resolve_ambiguous_prefix(conn: sqlite3.Connection, proj: project.Project) -> None:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from agentctx import project
 from agentctx.sharing import teamsync
-from agentctx.store import db, query, records
+from agentctx.store import db, projects, query, records
 from agentctx.surfaces.cli import cli
 from tests.support.hooks import context_of, hook_env, run_hook
 
@@ -128,7 +128,7 @@ def test_cli_team_export_and_import(conn, proj, repo):
 def test_two_git_branches_add_records_and_merge_without_conflict(store, gitrepo):
     proj = project.detect(str(gitrepo))
     alice = store("alice")
-    project.register(alice, proj)
+    projects.register(alice, proj)
     base = records.add(alice, proj.id, type="decision", title="Services talk over gRPC")
     teamsync.export(alice, proj, create=True)
     git(gitrepo, "add", "-A")
@@ -143,7 +143,7 @@ def test_two_git_branches_add_records_and_merge_without_conflict(store, gitrepo)
     git(gitrepo, "checkout", "-q", "main")
     git(gitrepo, "checkout", "-q", "-b", "bob")
     bob = store("bob")
-    project.register(bob, proj)
+    projects.register(bob, proj)
     assert teamsync.import_changes(bob, proj)["added"] == [base["id"]]
     b1 = records.add(bob, proj.id, type="decision", title="Cache on Valkey")
     b2 = records.add(bob, proj.id, type="convention", title="Absolute imports only")
@@ -160,7 +160,7 @@ def test_two_git_branches_add_records_and_merge_without_conflict(store, gitrepo)
     assert report["errors"] == [] and sorted(report["added"]) == sorted([b1["id"], b2["id"]])
     assert report["retired"] == []
     carol = store("carol")  # a third teammate cloning the merge gets all five
-    project.register(carol, proj)
+    projects.register(carol, proj)
     teamsync.import_changes(carol, proj)
     assert set(current(carol, proj.id)) == {r["id"] for r in (base, a1, a2, b1, b2)}
     # the next export puts the merged file back in stable order; Carol's export is the same file

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import project
-from agentctx.store import records, sessions
+from agentctx.store import projects, records, sessions
 from tests.support.ui_server import Server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -204,7 +203,7 @@ def test_every_page_with_data(page, server, store, proj, conn):
 @pytest.fixture
 def empty_server(conn, proj, tmp_path):
     """A store that knows the project and nothing else: no records, sessions or CLAUDE.md."""
-    project.register(conn, proj)
+    projects.register(conn, proj)
     srv = Server(tmp_path, project_id=proj.id)
     yield srv
     srv.stop()

@@ -16,7 +16,7 @@ import pytest
 
 from agentctx import paths, project
 from agentctx.flight import _alive
-from agentctx.store import db, graph, records
+from agentctx.store import db, graph, projects, records
 from agentctx.surfaces.cli.ui import server_command
 from tests.support.cli import BIN, UV
 from tests.support.waiting import wait_for
@@ -95,7 +95,7 @@ def test_graph_tooltip_shows_a_title_as_text(home: Path, repo: Path, tmp_path: P
 
     conn = db.connect()
     proj = project.detect(str(repo))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     evil = '<img src=x onerror="window.__pwned=1"><b>bold</b> title'
     rec = records.add(conn, proj.id, type="decision", title=evil, body="")
     graph.link(conn, rec["id"], graph.entity(conn, proj.id, "file", "src/<script>.py"))

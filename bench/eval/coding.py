@@ -34,14 +34,14 @@ def project_of(name: str, remote: str):
 
 def build(conn, data: dict) -> dict[str, tuple[str, dict[str, str]]]:
     """Write every project; {project name: (project id, record key → record id)}."""
-    from agentctx import clock, project
-    from agentctx.store import records
+    from agentctx import clock
+    from agentctx.store import projects, records
 
     out = {}
     saved = os.environ.get("AGENTCTX_NOW")
     for p in data["projects"]:
         proj = project_of(p["name"], p["remote"])
-        project.register(conn, proj)
+        projects.register(conn, proj)
         ids: dict[str, str] = {}
         for r in sorted(p["records"], key=lambda r: r["date"]):  # stable: file order within a day
             stamp = clock.parse(r["date"] + "T10:00:00Z")

@@ -83,12 +83,12 @@ def title_for(turn: dict) -> str:
 
 def build(conn, conv: dict) -> tuple[str, dict[str, str]]:
     """Write one conversation as a project's records; (project id, dia_id → record id)."""
-    from agentctx import clock, project
+    from agentctx import clock
     from agentctx import ids as record_ids
-    from agentctx.store import records
+    from agentctx.store import projects, records
 
     proj = project_of(conv)
-    project.register(conn, proj)
+    projects.register(conn, proj)
     ids: dict[str, str] = {}
     for t in turns(conv):
         stamp = clock.to_iso(t["date"])

@@ -19,13 +19,21 @@ def new_id(ms: int | None = None, rand: int | None = None) -> str:
         rand = int.from_bytes(os.urandom(10), "big")
     value = (ms << 80) | (rand & ((1 << 80) - 1))
     chars = []
-    for _ in range(26):
+    for _ in range(LENGTH):
         chars.append(_ALPHABET[value & 31])
         value >>= 5
     return "".join(reversed(chars))
 
 
+LENGTH = 26
+
+
+def is_full_id(text: str) -> bool:
+    """True for a whole ULID (26 characters of the alphabet, any case)."""
+    return len(text.strip()) == LENGTH and looks_like_id(text)
+
+
 def looks_like_id(text: str) -> bool:
     """True for a full ULID or a prefix of one (at least 6 chars)."""
     upper = text.strip().upper()
-    return 6 <= len(upper) <= 26 and all(c in _ALPHABET for c in upper)
+    return 6 <= len(upper) <= LENGTH and all(c in _ALPHABET for c in upper)

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
-
-from agentctx import clock
 
 try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms on every hook run
     from _sha2 import sha256  # Python >= 3.12
@@ -160,14 +157,3 @@ def detect(cwd: str | None = None) -> Project:
         name = normalized.rstrip("/").rsplit("/", 1)[-1] or main_name
         return Project(_hash(normalized), name, worktree, normalized)
     return Project(_hash("path:" + os.path.normcase(main_root)), main_name, worktree, None)
-
-
-def register(conn: sqlite3.Connection, project: Project) -> None:
-    """Insert or refresh the project's row (name, root, remote, last seen)."""
-    stamp = clock.now()
-    conn.execute(
-        "INSERT INTO projects (id, name, root, remote, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT(id) DO UPDATE SET name = excluded.name, root = excluded.root, "
-        "remote = excluded.remote, last_seen = excluded.last_seen",
-        (project.id, project.name, project.root, project.remote, stamp, stamp),
-    )

@@ -408,8 +408,3 @@ def scan(text: str) -> tuple[str, dict[str, int]]:
     """(redacted text, {label: how many}) — what ``redact`` did, for reports."""
     found: dict[str, int] = {}
     return _redact(text, RULES, found), found
-
-
-def has_secret(text: str) -> bool:
-    """True when ``redact`` would change ``text``."""
-    return redact(text) != text

@@ -10,27 +10,10 @@ same ``stored_score`` to ``records.score`` (pruning and digest order read it). P
 
 from __future__ import annotations
 
-TYPE_WEIGHT = {
-    "decision": 1.3,
-    "convention": 1.25,
-    "bugfix": 1.1,
-    "preference": 1.0,
-    "discovery": 1.0,
-    "profile": 0.9,
-    "handover": 0.8,
-}
+from agentctx.kinds import DAILY_DECAY, TYPE_WEIGHT
 
-# Daily decay factor by type. Decisions and conventions never decay: only supersession
-# retires them. Discoveries and bugfixes decay 0.95/day (the Prism seed); handovers fast.
-DAILY_DECAY = {
-    "decision": 1.0,
-    "convention": 1.0,
-    "profile": 1.0,
-    "preference": 0.998,
-    "discovery": 0.95,
-    "bugfix": 0.95,
-    "handover": 0.8,
-}
+# Per-type ranking weight and daily decay: ``kinds.KINDS`` (one row per type). Decisions and conventions
+# never decay: only supersession retires them; discoveries and bugfixes decay 0.95/day (the Prism seed).
 # How far standing (age, use, confidence) can move a score: ×0.9 for a fully decayed or unused record,
 # ×1.05 for a fresh, often used one. Relevance decides; standing breaks near-ties.
 STANDING_SPAN = 0.1

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentctx import project
-from agentctx.store import graph, records, sessions
+from agentctx.store import graph, projects, records, sessions
 from agentctx.surfaces.cli.ui import server_command
 
 START_TIMEOUT = 180.0  # the first run may fetch starlette/uvicorn into uv's cache
@@ -19,7 +19,7 @@ START_TIMEOUT = 180.0  # the first run may fetch starlette/uvicorn into uv's cac
 
 def seed(conn, proj: project.Project) -> dict:
     """Records, a supersession chain, file links, sessions with costs and a CLAUDE.md that drifts."""
-    project.register(conn, proj)
+    projects.register(conn, proj)
     ids = {}
     ids["kafka"] = records.add(conn, proj.id, type="decision", title="Use Kafka for the payment events",
                                body="Ordered per account; replayable.")["id"]

@@ -32,14 +32,14 @@ import re
 import sqlite3
 import time
 
-from agentctx import paths
+from agentctx import kinds, paths
 
 MAX_FILES = 20_000
 MAX_SCAN_FILES = 3_000
 MAX_SCAN_BYTES = 256 * 1024
 MAX_LINKS = 12  # per record
 VOCAB_TTL_S = 600
-LINKED_TYPES = ("decision", "convention", "discovery", "bugfix", "preference")
+LINKED_TYPES = kinds.LINKED_TYPES
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "env", "__pycache__", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".tox", ".nox", "dist", "build", "target", ".next", ".nuxt", ".cache", ".gradle", ".idea",

@@ -26,7 +26,7 @@ from agentctx import config, project_settings
 from agentctx import project as project_mod
 from agentctx.budgets import estimate_tokens
 from agentctx.capture import explicit, prompts, schema, transcript
-from agentctx.store import db, records, sessions
+from agentctx.store import db, projects, records, sessions
 
 MIN_TOKENS = int(os.environ.get("AGENTCTX_EXTRACT_MIN_TOKENS", 3000))  # debounce: batch size
 CONTEXT_RECORDS = 60  # current decisions / conventions / preferences shown to the model
@@ -112,7 +112,7 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
     try:
         cwd = cwd or os.getcwd()
         proj = project_mod.detect(cwd)
-        project_mod.register(conn, proj)
+        projects.register(conn, proj)
         row = _session_row(conn, session_id, proj, cwd)
         mark = transcript.Watermark.loads(row["extraction_watermark"])
         batch = transcript.read(transcript_path, mark)

@@ -30,7 +30,7 @@ import time
 from agentctx import config, flight
 from agentctx import project as project_mod
 from agentctx.logs import log
-from agentctx.store import archive, db, embedding_queue, records
+from agentctx.store import archive, db, embedding_queue, projects, records
 
 DEFAULT_SECONDS = 60.0
 BATCH = 256
@@ -296,7 +296,7 @@ def run(proj: project_mod.Project, *, seconds: float | None = None, dry_run: boo
     work = Pass(conn, proj, seconds=seconds, dry_run=dry_run, use_embeddings=use_embeddings, lock=lock)
     try:
         with db.transaction(conn):
-            project_mod.register(conn, proj)
+            projects.register(conn, proj)
         timings = work.report["timings"] = {}
         for step in (work.embed, work.dedup, work.expand, work.scores, work.cold, work.others, work.rank):
             t0 = time.monotonic()

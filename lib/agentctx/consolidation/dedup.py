@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import clock, render
+from agentctx import clock, kinds, render
 from agentctx.logs import log
 from agentctx.store import graph, records
 from agentctx.store.db import transaction
 
 THRESHOLD = 0.92
 STRICT_THRESHOLD = 0.96
-TYPES = ("decision", "convention", "preference", "discovery", "bugfix")
+TYPES = kinds.MERGED_TYPES
 MIN_WORD_OVERLAP = 0.8  # Jaccard of content words, for merges without a model's confirmation
 MIN_TITLE_OVERLAP = 0.85  # ... and of the titles' words ("no emojis for deploy" ≠ "no emojis for media")
 BLOCK = 128  # rows per similarity block: memory stays O(BLOCK × n)

@@ -166,7 +166,7 @@ def load(name: str | None = None, *, download: bool = True) -> Embedder:
     return Embedder(folder, label)
 
 
-def text_for(rec: dict, project_name: str = "") -> str:
+def text_for(rec: dict) -> str:
     """``[type] title + body``: the text a record is embedded as. (The project and the date were left out:
     the same in every record of a project, or noise to a model of meaning, they only blurred the vectors.)"""
     body = (rec.get("body") or "")[:BODY_CHARS]

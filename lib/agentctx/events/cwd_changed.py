@@ -25,7 +25,7 @@ import os
 
 from agentctx import project
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
-from agentctx.store import db, records, sessions
+from agentctx.store import db, projects, records, sessions
 
 
 def on_cwd_changed(event: HookEvent) -> dict | None:
@@ -35,7 +35,7 @@ def on_cwd_changed(event: HookEvent) -> dict | None:
     conn = db.connect(busy_ms=HOOK_BUSY_MS)
     try:
         with db.transaction(conn):
-            project.register(conn, proj)
+            projects.register(conn, proj)
             moved = sessions.follow(conn, event.session_id, proj.id, folder)
         count = records.count_active(conn, proj.id) if moved else 0
     finally:

@@ -9,7 +9,7 @@ from agentctx import budgets, paths, prepare, project
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import digest
 from agentctx.logs import log
-from agentctx.store import db, sessions, spend
+from agentctx.store import db, projects, sessions, spend
 
 
 def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
@@ -49,7 +49,7 @@ def on_session_start(event: HookEvent) -> dict | None:
             dig = digest.build(conn, proj, lead=lead) if lead else dig
         try:
             with db.transaction(conn):
-                project.register(conn, proj)
+                projects.register(conn, proj)
                 sessions.start(conn, sid, proj.id, proj.root, source)
                 sessions.follow(conn, sid, proj.id, event.cwd)  # where the MCP tools answer (capture/cwd_changed.py)
                 sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)

@@ -1,5 +1,6 @@
 """UserPromptSubmit: inject the records relevant to this prompt that the session has not seen yet
-(``injection.turn`` selects them) and account them; trivial prompts cost no store access."""
+(``injection.turn`` selects them) and account them; trivial prompts cost no store access (checked once,
+here, before the store is opened)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def on_user_prompt_submit(event: HookEvent) -> dict | None:
     proj = project.detect(event.cwd)
     conn = db.connect(busy_ms=HOOK_BUSY_MS)
     try:
-        text, ids, tokens = turn.select(conn, proj.id, sid, prompt)
+        text, ids, tokens = turn.select_for(conn, proj.id, sid, prompt)
         if not text:
             return None
         try:

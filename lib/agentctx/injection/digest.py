@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from agentctx import budgets, fsio, paths, project, render
+from agentctx import budgets, fsio, kinds, paths, project, render
 from agentctx.store import db, records
 
 SECTION_TOKENS = {"profile": 220, "decisions": 560, "conventions": 400, "handover": 380,
@@ -59,14 +59,14 @@ def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_
 def _plan(conn: sqlite3.Connection, proj: project.Project, name: str) -> tuple[str, list[dict], bool]:
     """(heading, records, show the type) of one section."""
     if name == "profile":
-        return f"## Project profile: {render.escape(proj.name)}", records.active(conn, proj.id, ["profile"], limit=20), False
+        return f"## Project profile: {render.escape(proj.name)}", records.active(conn, proj.id, kinds.in_digest_section("profile"), limit=20), False
     if name == "decisions":
         return ("## Decisions and conventions in force",
-                ranked(proj.id, records.active(conn, proj.id, ["decision", "convention"], limit=40)), True)
+                ranked(proj.id, records.active(conn, proj.id, kinds.in_digest_section("decisions"), limit=40)), True)
     if name == "conventions":
         return "## Conventions in force", ranked(proj.id, records.active(conn, proj.id, ["convention"], limit=40)), False
     if name == "handover":
-        return "## Last session handover", records.active(conn, proj.id, ["handover"], limit=1), False
+        return "## Last session handover", records.active(conn, proj.id, kinds.in_digest_section("handover"), limit=1), False
     if name == "developer":
         return "## Developer profile (all projects)", records.global_preferences(conn), False
     raise ValueError(f"unknown digest section {name!r}")

@@ -15,9 +15,15 @@ BODY_CHARS = budgets.TURN_BODY_CHARS
 
 
 def select(conn: sqlite3.Connection, project_id: str, sid: str, prompt: str) -> tuple[str, list[str], int]:
-    """(context text, record ids, tokens) for a prompt; empty text when nothing qualifies."""
+    """(context text, record ids, tokens) for a prompt; empty text when nothing qualifies (a trivial
+    prompt, "ok" or "continue", never reaches the store)."""
     if search.is_trivial(prompt):
         return "", [], 0
+    return select_for(conn, project_id, sid, prompt)
+
+
+def select_for(conn: sqlite3.Connection, project_id: str, sid: str, prompt: str) -> tuple[str, list[str], int]:
+    """:func:`select` for a prompt already known not to be trivial (the hook checks before it opens the store)."""
     most, body_chars, broad = budgets.turn_depth(prompt)
     # Judged against the best match overall, then what the session already has is left out: a record
     # injected earlier does not let weaker ones through.

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentctx import kinds
+
 WIRE = ("id", "project_id", "type", "key", "title", "body", "pinned", "confidence", "source", "supersedes",
         "valid_from", "valid_to", "recorded_at", "superseded_at", "superseded_by", "updated_at")
 CONTENT = ("type", "key", "title", "body", "pinned", "confidence", "valid_from", "source", "updated_at")
 RETIREMENT = ("superseded_at", "superseded_by", "valid_to")
-LOCAL_TYPES = ("handover", "profile")  # the team file's EXCLUDED_TYPES: session state, detected per machine
+LOCAL_TYPES = kinds.LOCAL_TYPES  # as the team file: session state, detected per machine
 
 
 def withheld(rec: dict) -> str | None:

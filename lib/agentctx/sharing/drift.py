@@ -27,7 +27,8 @@ import re
 import sqlite3
 
 from agentctx import clock
-from agentctx.store import records, search
+from agentctx.store import drift as drift_table
+from agentctx.store import projects, records, search
 
 MAX_BYTES = 4 * 1024 * 1024
 COVERED = 0.6
@@ -214,10 +215,10 @@ def assess(conn: sqlite3.Connection, project_id: str, root: str) -> list[dict]:
 def project_root(conn: sqlite3.Connection, project) -> tuple[str, str]:
     """(project id, root folder) from a Project or a project id registered in ``projects``."""
     if isinstance(project, str):
-        row = conn.execute("SELECT root FROM projects WHERE id = ?", (project,)).fetchone()
-        if row is None or not row[0]:
+        root = projects.root(conn, project)
+        if root is None:
             raise DriftError(f"project {project} has no known folder")
-        return project, row[0]
+        return project, root
     return project.id, project.root
 
 
@@ -229,27 +230,13 @@ def scan(conn: sqlite3.Connection, project) -> list[dict]:
     """
     project_id, root = project_root(conn, project)
     found = assess(conn, project_id, root)
-    stamp = clock.now()
-    from agentctx.store.db import bump_generation, transaction
-
-    with transaction(conn):
-        before = {(r[0], r[1]) for r in conn.execute("SELECT record_id, kind FROM drift WHERE project_id = ?",
-                                                     (project_id,))}
-        conn.execute("DELETE FROM drift WHERE project_id = ?", (project_id,))
-        conn.executemany(
-            "INSERT OR REPLACE INTO drift (record_id, project_id, score, kind, detail, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [(c["record_id"], project_id, c["score"], c["kind"], c["detail"], stamp) for c in found],
-        )
-        if before != {(c["record_id"], c["kind"]) for c in found}:
-            bump_generation(conn)
+    drift_table.replace(conn, project_id, found, clock.now())
     return found
 
 
 def stored(conn: sqlite3.Connection, project_id: str) -> list[dict]:
     """The stored candidates (what the last scan found), best first."""
-    rows = conn.execute("SELECT record_id, project_id, score, kind, detail, updated_at FROM drift "
-                        "WHERE project_id = ? ORDER BY score DESC, record_id", (project_id,)).fetchall()
-    return [dict(r) for r in rows]
+    return drift_table.stored(conn, project_id)
 
 
 def _line(cand: dict) -> str:
@@ -339,11 +326,9 @@ def apply(conn: sqlite3.Connection, project, expected_diff: str | None = None) -
 def note(conn: sqlite3.Connection, project_id: str) -> str | None:
     """The SessionStart line when ≥ 2 candidates are stored (one indexed count; never reads CLAUDE.md)."""
     try:
-        rows = conn.execute("SELECT kind, COUNT(*) FROM drift WHERE project_id = ? GROUP BY kind",
-                            (project_id,)).fetchall()
+        total = sum(drift_table.counts(conn, project_id).values())
     except sqlite3.Error:
         return None
-    total = sum(r[1] for r in rows)
     if total < 2:
         return None
     return (f"{total} decisions/conventions in the context store are not reflected in CLAUDE.md "

@@ -25,20 +25,18 @@ import re
 import sqlite3
 import time
 
-from agentctx import clock, paths
+from agentctx import clock, kinds, paths
 from agentctx.fsio import write_atomic
 from agentctx.project import sha256
-from agentctx.store import records
+from agentctx.store import records, teamstate
 
 DIR = ".agentctx"
 NAME = "context.md"
 MAX_BYTES = 16 * 1024 * 1024
 INLINE_BYTES = 16 * 1024  # SessionStart imports a changed file this small itself (~10 ms), a larger one detached
 FIELDS = ("type", "key", "confidence", "pinned", "valid_from", "recorded_at", "updated", "supersedes")
-EXCLUDED_TYPES = ("handover", "profile")
-HEADINGS = {"decision": "Decisions", "convention": "Conventions", "preference": "Preferences",
-            "discovery": "Discoveries", "bugfix": "Bugfixes"}
-ORDER = tuple(HEADINGS)
+EXCLUDED_TYPES = kinds.LOCAL_TYPES
+ORDER = kinds.SHARED_TYPES
 _BEGIN = re.compile(r"^<!-- agentctx:begin (\S+) -->\s*$")
 _END = re.compile(r"^<!-- agentctx:end (\S+) -->\s*$")
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})( |$)")
@@ -118,7 +116,7 @@ def render(conn: sqlite3.Connection, project_id: str, broken: list[str] | None =
     for rec in shareable(conn, project_id):
         if rec["type"] != current:
             current = rec["type"]
-            out.append(f"\n## {HEADINGS.get(current, current.title())}\n")
+            out.append(f"\n## {kinds.HEADINGS.get(current, current.title())}\n")
         out.append("\n" + block(rec, _predecessor_id(conn, project_id, rec["id"]) or previous.get(rec["id"])))
     if broken:
         out.append(f"\n{BROKEN_HEADING}\n\n" + "\n".join(s.rstrip("\n") for s in broken) + "\n")
@@ -177,8 +175,7 @@ def _remember(conn: sqlite3.Connection, project_id: str, path: str, data: bytes)
     """Record the synced version: its sha256 in ``team_sync``, its text as the base for deletions."""
     base = _base_path(project_id)
     write_atomic(base, data)
-    conn.execute("INSERT OR REPLACE INTO team_sync (project_id, path, sha256, synced_at) VALUES (?, ?, ?, ?)",
-                 (project_id, path, sha256(data).hexdigest(), _now_wall()))
+    teamstate.remember(conn, project_id, path, sha256(data).hexdigest(), _now_wall())
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -206,7 +203,7 @@ def _parse_block(rid: str, start: int, lines: list[str]) -> Block:
     from agentctx import ids
     from agentctx.kinds import CONFIDENCES, TYPES
 
-    if not ids.looks_like_id(rid) or len(rid) != 26:
+    if not ids.is_full_id(rid):
         raise ValueError(f"{rid!r} is not a 26-character record id")
     i = 0
     while i < len(lines) and not lines[i].strip():
@@ -377,9 +374,8 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
     stamp = clock.now()
     conn.execute("BEGIN IMMEDIATE")
     try:
-        row = conn.execute("SELECT sha256 FROM team_sync WHERE project_id = ?", (project_id,)).fetchone()
-        if row is not None and row[0] == digest and not force:
-            conn.execute("UPDATE team_sync SET synced_at = ? WHERE project_id = ?", (_now_wall(), project_id))
+        if teamstate.synced_sha256(conn, project_id) == digest and not force:
+            teamstate.touch(conn, project_id, _now_wall())
             conn.execute("COMMIT")
             return {**report, "status": "unchanged"}
         blocks, errors, _ = parse(text)
@@ -463,9 +459,8 @@ def changed(conn: sqlite3.Connection, project_id: str, root: str) -> int | None:
         st = os.stat(file_path(root))
     except OSError:
         return None
-    row = conn.execute("SELECT synced_at FROM team_sync WHERE project_id = ?", (project_id,)).fetchone()
-    mtime = _iso(st.st_mtime)
-    if row is not None and row[0] and mtime < row[0]:
+    synced = teamstate.synced_at(conn, project_id)
+    if synced and _iso(st.st_mtime) < synced:
         return None
     return st.st_size
 

@@ -8,14 +8,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from agentctx import clock
-from agentctx.kinds import TYPES
+from agentctx.kinds import HEADINGS, TYPES
+from agentctx.store import projects as project_rows
 from agentctx.store import records
 
 BATCH = 1000
-PLURAL = {
-    "decision": "Decisions", "convention": "Conventions", "preference": "Preferences",
-    "discovery": "Discoveries", "bugfix": "Bugfixes", "handover": "Handovers", "profile": "Project profile",
-}
 
 
 @dataclass
@@ -107,9 +104,7 @@ def _md_record(rec: dict) -> list[str]:
 
 def export_markdown(conn: sqlite3.Connection, project_id: str | None) -> Iterator[str]:
     """The store as organized Markdown: per project, per type, then the superseded history."""
-    projects = {
-        r["id"]: dict(r) for r in conn.execute("SELECT id, name, root, remote FROM projects")
-    }
+    projects = {r["id"]: r for r in project_rows.every(conn)}
     ids = [project_id] if project_id else records.project_ids(conn)
     yield f"# agentctx export ({clock.now()[:10]})\n"
     for pid in ids:
@@ -126,7 +121,7 @@ def export_markdown(conn: sqlite3.Connection, project_id: str | None) -> Iterato
             if not group:
                 continue
             group.sort(key=lambda r: (not r["pinned"], r["valid_from"]), reverse=False)
-            yield f"### {PLURAL[rtype]} ({len(group)})\n"
+            yield f"### {HEADINGS[rtype]} ({len(group)})\n"
             for rec in group:
                 yield "\n".join(_md_record(rec))
         old = [r for r in recs if r["superseded_at"]]

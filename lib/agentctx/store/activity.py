@@ -43,10 +43,3 @@ def sessions_between(conn: sqlite3.Connection, project_id: str, start: str, end:
         "SELECT session_id, started_at, ended_at, end_reason, tokens_injected, injections, meta, "
         "extraction_cost_usd FROM sessions WHERE project_id = ? AND started_at < ? "
         "AND (ended_at IS NULL OR ended_at >= ?) ORDER BY started_at", (project_id, end, start))]
-
-
-def project_days(conn: sqlite3.Connection, project_id: str, limit: int = 60) -> list[str]:
-    """The UTC days (``YYYY-MM-DD``) on which the project's store learned something, newest first."""
-    return [r[0] for r in conn.execute(
-        "SELECT DISTINCT substr(recorded_at, 1, 10) AS day FROM records WHERE project_id = ? "
-        "ORDER BY day DESC LIMIT ?", (project_id, limit))]

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import ids
+from agentctx.store import drift, records
 from agentctx.store.db import transaction
-from agentctx.store.query import COLUMNS
 from agentctx.store.records import RecordError
 
 TABLES = ("records", "records_archive")
@@ -22,20 +21,12 @@ TABLES = ("records", "records_archive")
 def find(conn: sqlite3.Connection, ref: str, project_id: str) -> dict:
     """This project's record by id or unique id prefix, current, retired or archived (``table`` says
     where it is); RecordError when there is none or the prefix is ambiguous."""
-    ref = (ref or "").strip().upper()
-    if not ids.looks_like_id(ref):
-        raise RecordError(f"{ref or '(empty)'!s} is not a record id")
-    found: list[dict] = []
-    for table in TABLES:
-        for row in conn.execute(f"SELECT {COLUMNS} FROM {table} WHERE id >= ? AND id < ? AND project_id = ? LIMIT 2",
-                                (ref, ref + "~", project_id)):
-            found.append({**dict(row), "table": table})
-    unique = {r["id"]: r for r in found}
-    if not unique:
-        raise RecordError(f"no record {ref} in this project")
-    if len(unique) > 1:
-        raise RecordError(f"{ref} matches several records; give more of the id")
-    return found[0]
+    try:
+        return records.match_prefix(conn, ref, "project_id = ?", (project_id,), tables=TABLES)
+    except RecordError as exc:
+        if str(exc).startswith("no record "):
+            raise RecordError(f"{exc} in this project") from None
+        raise
 
 
 def delete(conn: sqlite3.Connection, record_id: str, project_id: str) -> dict[str, int]:
@@ -51,7 +42,7 @@ def delete(conn: sqlite3.Connection, record_id: str, project_id: str) -> dict[st
         done["edges"] = conn.execute("DELETE FROM edges WHERE from_id = ? OR to_id = ?",
                                      (record_id, record_id)).rowcount
         done["injections"] = conn.execute("DELETE FROM injections WHERE record_id = ?", (record_id,)).rowcount
-        done["drift"] = conn.execute("DELETE FROM drift WHERE record_id = ?", (record_id,)).rowcount
+        done["drift"] = drift.forget(conn, record_id)
         done["successor_refs"] = sum(conn.execute(f"UPDATE {t} SET superseded_by = NULL WHERE superseded_by = ?",
                                                   (record_id,)).rowcount for t in TABLES)
         conn.execute("DELETE FROM nodes WHERE project_id = ? AND NOT EXISTS (SELECT 1 FROM edges e WHERE "

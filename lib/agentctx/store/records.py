@@ -87,26 +87,38 @@ def validate(
 # Reads by id (scoped)
 
 
-def resolve(conn: sqlite3.Connection, ref: str, project_id: str | None = None, *,
-            all_projects: bool = False) -> dict:
-    """A record by full id or unique id prefix (case-insensitive), else RecordError."""
-    where, params = scope_sql(project_id, all_projects)
+def match_prefix(conn: sqlite3.Connection, ref: str, where: str, params: tuple, *,
+                 tables: Sequence[str] = ("records",)) -> dict:
+    """The one id lookup: a record by full id or unique id prefix (case-insensitive) among ``tables``
+    under the scope ``where``/``params`` (``scope_sql``); ``table`` in the result says where it was.
+    RecordError when the id is malformed, not found or ambiguous."""
     ref = (ref or "").strip().upper()
     if not ids.looks_like_id(ref):
         raise RecordError(f"{ref or '(empty)'!s} is not a record id")
-    # The project filter is part of the query: applied after LIMIT 2, other projects'
-    # records sharing the prefix would hide this project's one.
-    if len(ref) == 26:
-        rows = conn.execute(f"SELECT {COLUMNS} FROM records WHERE id = ? AND {where}", (ref, *params)).fetchall()
-    else:
-        rows = conn.execute(
-            f"SELECT {COLUMNS} FROM records WHERE id >= ? AND id < ? AND {where} LIMIT 2", (ref, ref + "~", *params)
-        ).fetchall()
-    if not rows:
+    # The scope is part of the query: applied after LIMIT 2, other projects' records sharing the
+    # prefix would hide this project's one.
+    found: dict[str, dict] = {}
+    for table in tables:
+        if ids.is_full_id(ref):
+            rows = conn.execute(f"SELECT {COLUMNS} FROM {table} WHERE id = ? AND {where}", (ref, *params))
+        else:
+            rows = conn.execute(f"SELECT {COLUMNS} FROM {table} WHERE id >= ? AND id < ? AND {where} LIMIT 2",
+                                (ref, ref + "~", *params))
+        for row in rows:
+            found.setdefault(row["id"], {**dict(row), "table": table})
+    if not found:
         raise RecordError(f"no record {ref}")
-    if len(rows) > 1:
+    if len(found) > 1:
         raise RecordError(f"{ref} matches several records; give more of the id")
-    return dict(rows[0])
+    return next(iter(found.values()))
+
+
+def resolve(conn: sqlite3.Connection, ref: str, project_id: str | None = None, *,
+            all_projects: bool = False) -> dict:
+    """A current or retired record by full id or unique id prefix (case-insensitive), else RecordError."""
+    rec = match_prefix(conn, ref, *scope_sql(project_id, all_projects))
+    del rec["table"]
+    return rec
 
 
 def get(conn: sqlite3.Connection, record_id: str, project_id: str | None = None, *,
@@ -115,12 +127,6 @@ def get(conn: sqlite3.Connection, record_id: str, project_id: str | None = None,
     where, params = scope_sql(project_id, all_projects)
     return _row(conn.execute(f"SELECT {COLUMNS} FROM records WHERE id = ? AND {where}",
                              (record_id, *params)).fetchone())
-
-
-def get_many(conn: sqlite3.Connection, refs: Sequence[str], project_id: str | None = None, *,
-             all_projects: bool = False) -> list[dict]:
-    """Records for several refs, in the order given; RecordError names the first bad one."""
-    return [resolve(conn, ref, project_id, all_projects=all_projects) for ref in refs]
 
 
 def many(conn: sqlite3.Connection, record_ids: Iterable[str], project_id: str | None = None, *,
@@ -823,7 +829,7 @@ def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
         key=data.get("key"), source=data.get("source") or "import",
     )
     rid = (data.get("id") or ids.new_id()).strip().upper()
-    if not ids.looks_like_id(rid) or len(rid) != 26:
+    if not ids.is_full_id(rid):
         raise RecordError(f"id {rid!r} is not a 26-character ULID")
     if get(conn, rid, all_projects=True) is not None:  # ids are unique across projects
         return "exists"

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from agentctx import clock
+from agentctx.store import projects
 from agentctx.store.db import transaction
 from agentctx.store.query import COLUMNS
 
@@ -96,7 +97,7 @@ def explicit_shares(conn: sqlite3.Connection) -> dict[str, bool]:
 
 def known_projects(conn: sqlite3.Connection) -> list[dict]:
     """Projects this store has seen: {id, name, root}."""
-    return [dict(r) for r in conn.execute("SELECT id, name, root FROM projects ORDER BY name, id")]
+    return [{k: r[k] for k in ("id", "name", "root")} for r in projects.every(conn)]
 
 
 # -- what to push ----------------------------------------------------------------------------------

@@ -53,11 +53,11 @@ def run(home: str | None = None, echo: Callable[[str], None] = print) -> None:
     from agentctx.events.session_start import on_session_start
     from agentctx.events.user_prompt_submit import on_user_prompt_submit
     from agentctx.hookio import HookEvent
-    from agentctx.store import db, records
+    from agentctx.store import db, projects, records
 
     conn = db.connect()
     proj = project.detect(workdir)
-    project.register(conn, proj)
+    projects.register(conn, proj)
     if not records.active(conn, proj.id, limit=1):
         for rtype, title, body, extra in SAMPLE:
             vf = extra.get("valid_from")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from agentctx import budgets, paths, project
 from agentctx.capture import stack
 from agentctx.kinds import SCOPES, TYPES
-from agentctx.store import db, graph, records, search, sessions
+from agentctx.store import db, graph, projects, records, search, sessions
 
 SEARCH_RESULTS = budgets.SEARCH_RESULTS_BROAD  # the most ctx_search lists (budgets.search_depth: the default)
 RESULT_TOKENS = 60  # hard cap per index line (the aim is ~50)
@@ -134,7 +134,7 @@ class Service:
             self._project = project.detect(self.project_dir)
         if self._registered_for != self._project.id:
             try:
-                project.register(conn, self._project)
+                projects.register(conn, self._project)
             except sqlite3.OperationalError:  # a read-only store can still be searched
                 pass
             self._registered_for = self._project.id

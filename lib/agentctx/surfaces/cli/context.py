@@ -10,7 +10,7 @@ import sys
 import click
 
 from agentctx import clock, project
-from agentctx.store import db, records
+from agentctx.store import db, projects, records
 
 
 class Group(click.Group):
@@ -89,7 +89,7 @@ class Ctx:
             self._project = project.detect(self.project_dir)
             if not db.is_read_only(self.conn):  # a read-only store still answers search, status, get
                 try:
-                    project.register(self.conn, self._project)
+                    projects.register(self.conn, self._project)
                 except sqlite3.OperationalError as exc:
                     if "readonly" not in str(exc):
                         raise

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import click
 
 from agentctx import project
+from agentctx.store import projects
 from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
 
 
@@ -125,7 +126,7 @@ def _project_id(c: Ctx, ref: str | None) -> tuple[str, str]:
 
     if ref is None or os.path.isdir(ref):
         proj = project.detect(ref) if ref else c.project
-        project.register(c.conn, proj)
+        projects.register(c.conn, proj)
         return proj.id, proj.name
     matches = [p for p in store.known_projects(c.conn) if ref in (p["id"], p["name"])]
     if len(matches) != 1:

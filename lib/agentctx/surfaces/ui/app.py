@@ -159,6 +159,7 @@ def index_page(token: str, project_id: str | None) -> str:
             .replace("{{TOKEN}}", html.escape(token))
             .replace("{{PROJECT}}", html.escape(project_id or ""))
             .replace("{{TYPES}}", html.escape(json.dumps(list(kinds.TYPES))))
+            .replace("{{COLOURS}}", html.escape(json.dumps(kinds.COLOURS)))
             .replace("{{GRAPH_LIB}}", GRAPH_LIB))
 
 

@@ -11,8 +11,7 @@ const VIEWS = ["projects", "records", "graph", "profile", "sessions", "sync"];
 const TITLES = { projects: "Projects", records: "Records", graph: "Graph", profile: "Profile", sessions: "Sessions",
   sync: "Sync" };
 const TYPES = JSON.parse(document.querySelector('meta[name="agentctx-types"]').content);  // from agentctx.kinds
-const COLORS = { decision: "#2f6fde", convention: "#7a4cc2", preference: "#c2410c", discovery: "#0e8a6a",
-  bugfix: "#b42318", handover: "#64748b", profile: "#a16207", file: "#64748b" };
+const COLORS = { ...JSON.parse(document.querySelector('meta[name="agentctx-colours"]').content), file: "#64748b" };  // from agentctx.kinds
 
 async function api(path, body) {
   const init = body === undefined ? {} : {
