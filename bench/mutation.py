@@ -62,7 +62,7 @@ RESULTS = BENCH / "results"
 TOOL = "cosmic-ray"
 
 # Issue 15's new test files: left out with --before, to measure the suite as it was.
-NEW_TESTS = ("tests/test_limits.py", "tests/test_fail_open.py", "tests/test_rules.py", "tests/test_dedup_rules.py")
+NEW_TESTS = ("tests/injection/test_limits.py", "tests/events/test_fail_open.py", "tests/architecture/test_rules_across_layers.py", "tests/consolidation/test_dedup_rules.py")
 
 
 @dataclass
@@ -77,10 +77,10 @@ class Target:
 
 
 CONSOLIDATE_DEDUP = [
-    "tests/test_consolidate.py::test_near_duplicates_merge_into_the_older_record",
-    "tests/test_consolidate.py::test_a_model_confirms_candidate_pairs",
-    "tests/test_consolidate.py::test_without_a_model_similar_but_different_facts_are_never_merged",
-    "tests/test_consolidate.py::test_with_an_api_key_haiku_confirms_merges_through_the_real_sdk",
+    "tests/consolidation/test_consolidate.py::test_near_duplicates_merge_into_the_older_record",
+    "tests/consolidation/test_consolidate.py::test_a_model_confirms_candidate_pairs",
+    "tests/consolidation/test_consolidate.py::test_without_a_model_similar_but_different_facts_are_never_merged",
+    "tests/consolidation/test_consolidate.py::test_with_an_api_key_haiku_confirms_merges_through_the_real_sdk",
 ]
 # records.py: the functions that hold project scoping, supersession and the pinned-first read.
 RECORD_RULES = frozenset({
@@ -88,51 +88,51 @@ RECORD_RULES = frozenset({
     "upsert_by_key", "_stated_wins", "active", "history",
 })
 
-HOOK_FAIL_OPEN = [f"tests/test_hooks.py::{name}" for name in (
+HOOK_FAIL_OPEN = [f"tests/events/test_hooks.py::{name}" for name in (
     "test_bad_stdin_fails_open", "test_missing_fields_are_tolerated", "test_corrupt_store_is_moved_aside_never_overwritten",
     "test_disabled_by_environment", "test_store_from_newer_schema_is_left_untouched")]
 
 TARGETS = [
     Target("budgets", "lib/agentctx/budgets.py",
-           ["tests/test_limits.py", "tests/test_retrieval.py", "tests/test_budgets.py",
-            "tests/test_one_source.py::test_clip_tokens_keeps_the_longest_prefix_that_fits"],
+           ["tests/injection/test_limits.py", "tests/injection/test_retrieval.py", "tests/base/test_budgets.py",
+            "tests/architecture/test_one_source.py::test_clip_tokens_keeps_the_longest_prefix_that_fits"],
            what="token estimator, caps, block fitting, per-prompt depth"),
     Target("scoring", "lib/agentctx/scoring.py",
-           ["tests/test_rules.py", "tests/test_retrieval.py", "tests/test_search.py",
-            "tests/test_consolidate.py::test_scores_decay_by_type_and_mark_prune_candidates"],
+           ["tests/architecture/test_rules_across_layers.py", "tests/injection/test_retrieval.py", "tests/store/test_search.py",
+            "tests/consolidation/test_consolidate.py::test_scores_decay_by_type_and_mark_prune_candidates"],
            what="type weights, decay, stored score, what is worth injecting"),
     Target("search", "lib/agentctx/store/search.py",
-           ["tests/test_rules.py", "tests/test_retrieval.py", "tests/test_search.py", "tests/test_budgets.py"],
+           ["tests/architecture/test_rules_across_layers.py", "tests/injection/test_retrieval.py", "tests/store/test_search.py", "tests/base/test_budgets.py"],
            what="retrieval and ranking"),
     Target("redact", "lib/agentctx/redact.py",
-           ["tests/test_rules.py", "tests/test_redact.py", "tests/test_redaction_recall.py",
-            "tests/test_redaction_corpus.py"], what="secret redaction"),
+           ["tests/architecture/test_rules_across_layers.py", "tests/base/test_redact.py", "tests/base/test_redaction_recall.py",
+            "tests/base/test_redaction_corpus.py"], what="secret redaction"),
     Target("render", "lib/agentctx/render.py",
-           ["tests/test_limits.py", "tests/test_rules.py", "tests/test_budgets.py"], what="escaping and fencing"),
+           ["tests/injection/test_limits.py", "tests/architecture/test_rules_across_layers.py", "tests/base/test_budgets.py"], what="escaping and fencing"),
     Target("digest", "lib/agentctx/injection/digest.py",
-           ["tests/test_limits.py", "tests/test_rules.py", "tests/test_budgets.py",
-            "tests/test_consolidate.py::test_the_digest_follows_the_consolidated_ranking_and_new_records_come_first",
-            "tests/test_hooks.py::test_cached_digest_is_used_only_while_fresh"],
+           ["tests/injection/test_limits.py", "tests/architecture/test_rules_across_layers.py", "tests/base/test_budgets.py",
+            "tests/consolidation/test_consolidate.py::test_the_digest_follows_the_consolidated_ranking_and_new_records_come_first",
+            "tests/events/test_hooks.py::test_cached_digest_is_used_only_while_fresh"],
            what="SessionStart digest and its 1,500-token cap"),
-    Target("turn", "lib/agentctx/injection/turn.py", ["tests/test_limits.py", "tests/test_retrieval.py",
-                                                      "tests/test_budgets.py"],
+    Target("turn", "lib/agentctx/injection/turn.py", ["tests/injection/test_limits.py", "tests/injection/test_retrieval.py",
+                                                      "tests/base/test_budgets.py"],
            what="per-prompt selection, 3 (8) records, 2,000 tokens"),
     Target("dedup", "lib/agentctx/consolidation/dedup.py",
-           ["tests/test_dedup_rules.py", "tests/test_rules.py", *CONSOLIDATE_DEDUP],
+           ["tests/consolidation/test_dedup_rules.py", "tests/architecture/test_rules_across_layers.py", *CONSOLIDATE_DEDUP],
            what="near-duplicate threshold and merge"),
     Target("hookio", "lib/agentctx/hookio.py",
-           ["tests/test_fail_open.py", "tests/test_hookevent.py", *HOOK_FAIL_OPEN,
-            "tests/test_integrity.py::test_hook_observation_on_a_damaged_index_is_kept_and_the_user_told"],
+           ["tests/events/test_fail_open.py", "tests/base/test_hookevent.py", *HOOK_FAIL_OPEN,
+            "tests/store/test_integrity.py::test_hook_observation_on_a_damaged_index_is_kept_and_the_user_told"],
            what="the fail-open frame"),
     Target("project", "lib/agentctx/project.py",
-           ["tests/test_rules.py", "tests/test_project.py", "tests/test_project_home.py"],
+           ["tests/architecture/test_rules_across_layers.py", "tests/base/test_project.py", "tests/base/test_project_home.py"],
            what="project identity"),
-    Target("records", "lib/agentctx/store/records.py", ["tests/test_rules.py", "tests/test_store.py"],
+    Target("records", "lib/agentctx/store/records.py", ["tests/architecture/test_rules_across_layers.py", "tests/store/test_store.py"],
            functions=RECORD_RULES, what="project scoping and supersession"),
 ]
-LAUNCHER_TESTS = ["tests/test_fail_open.py",
-                  "tests/test_hooks.py::test_without_uv_session_start_says_so_once_and_others_stay_silent",
-                  "tests/test_hooks.py::test_real_uv_is_preferred_over_a_version_manager_shim"]
+LAUNCHER_TESTS = ["tests/events/test_fail_open.py",
+                  "tests/events/test_hooks.py::test_without_uv_session_start_says_so_once_and_others_stay_silent",
+                  "tests/events/test_hooks.py::test_real_uv_is_preferred_over_a_version_manager_shim"]
 
 # (target, file, text, replacement, what the mutant breaks). The text must occur exactly once.
 RULE_MUTANTS = [
@@ -159,8 +159,8 @@ RULE_MUTANTS = [
     ("search", "lib/agentctx/store/search.py", "clause = \"(r.project_id = ? OR r.scope = 'global')\"",
      'clause = "(r.project_id = ? OR 1)"', "search scope widened to every project"),
 ]
-RULE_TESTS = {"launcher": LAUNCHER_TESTS, "records": ["tests/test_rules.py", "tests/test_store.py"],
-              "search": ["tests/test_rules.py", "tests/test_search.py"]}
+RULE_TESTS = {"launcher": LAUNCHER_TESTS, "records": ["tests/architecture/test_rules_across_layers.py", "tests/store/test_store.py"],
+              "search": ["tests/architecture/test_rules_across_layers.py", "tests/store/test_search.py"]}
 
 # cosmic-ray operators used (see the module docstring).
 OPERATORS = re.compile(

@@ -6,7 +6,7 @@ gives it. ``in_contexts(sample)`` puts a bare token into prose, a .env line, JSO
 and a log line. ``clean_texts()`` is ordinary code, logs, lockfiles and prose (commit hashes, UUIDs,
 base64 images, integrity hashes, placeholders, references to where a secret lives) that redaction
 must leave exactly as it is. Values are generated from a fixed seed, so they look real but are not.
-Used by tests/test_redaction_recall.py and bench/reliability_bench.py.
+Used by tests/base/test_redaction_recall.py and bench/reliability_bench.py.
 """
 
 from __future__ import annotations

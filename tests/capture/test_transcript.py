@@ -1,0 +1,172 @@
+"""The transcript reader: edge-case fixtures, incremental reads, a growing file, and real CLI output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentctx.capture import transcript
+from tests.support import fake_api
+from tests.support.claude_cli import ClaudeCLIUnavailable, install_claude, run_claude
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
+
+
+def texts(batch: transcript.Batch) -> list[tuple[str, str]]:
+    return [(e.role, e.text) for e in batch.entries]
+
+
+def test_sidechains_meta_unknown_types_and_reminders_are_skipped():
+    batch = transcript.read(str(FIXTURES / "sidechain_meta_split.jsonl"))
+    joined = json.dumps(texts(batch))
+    for hidden in ("SIDECHAIN", "META", "UNKNOWN TYPE", "SECRET REMINDER", "only a reminder", "PRIVATE THOUGHTS",
+                   "HOOK OUTPUT", "/model", "Old summary line"):
+        assert hidden not in joined
+    assert texts(batch) == [
+        ("user", "We decided to use Postgres instead of MySQL."),
+        ("assistant", 'Part one of the answer.\n[tool Bash: {"command": "ls"}]'),
+        ("tool", "[tool result: file.txt]"),
+        ("assistant", "Postgres it is."),
+        ("user", "Thanks!"),
+    ]
+    assert batch.skipped == 5  # queue-operation, summary, the unknown type, last-prompt, the broken line
+
+
+def test_assistant_lines_sharing_a_message_id_become_one_entry():
+    batch = transcript.read(str(FIXTURES / "sidechain_meta_split.jsonl"))
+    merged = [e for e in batch.entries if e.text.startswith("Part one")]
+    assert len(merged) == 1
+    assert merged[0].text.count("Part one of the answer.") == 1  # the streamed duplicate block is dropped
+    assert merged[0].uuid == "u-06b"  # the entry ends at the response's last line
+
+
+def test_truncated_last_line_is_left_for_the_next_read(tmp_path):
+    path = tmp_path / "t.jsonl"
+    shutil.copy(FIXTURES / "truncated_last_line.jsonl", path)
+    first = transcript.read(str(path))
+    assert [e.uuid for e in first.entries] == ["t-01", "t-02"]
+    complete = json.dumps({"type": "user", "uuid": "t-03", "parentUuid": "t-02", "sessionId": "fx",
+                           "message": {"role": "user", "content": "This line is now complete."}}) + "\n"
+    raw = path.read_bytes()
+    cut = raw.rindex(b"\n") + 1
+    path.write_bytes(raw[:cut] + complete.encode())  # the writer finished the line
+    second = transcript.read(str(path), first.watermark)
+    assert texts(second) == [("user", "This line is now complete.")]
+    assert second.watermark.offset == path.stat().st_size and second.watermark.uuid == "t-03"
+
+
+def test_compact_boundary_keeps_the_summary_and_does_not_follow_logical_parent():
+    batch = transcript.read(str(FIXTURES / "compact_boundary.jsonl"))
+    assert [e.role for e in batch.entries] == ["summary", "user", "assistant"]
+    assert "the team chose Redis" in batch.entries[0].text
+    assert "PRE-COMPACT" not in json.dumps(texts(batch))
+
+
+def test_rewound_branch_is_off_the_main_chain():
+    batch = transcript.read(str(FIXTURES / "rewind_branch.jsonl"))
+    assert "ABANDONED" not in json.dumps(texts(batch))
+    assert texts(batch)[-2:] == [("user", "Let's go with SQLite for now."), ("assistant", "SQLite it is.")]
+
+
+def test_missing_and_empty_files(tmp_path):
+    mark = transcript.Watermark(10, "x")
+    assert transcript.read(str(tmp_path / "nope.jsonl"), mark).watermark == mark
+    (tmp_path / "empty.jsonl").write_text("")
+    batch = transcript.read(str(tmp_path / "empty.jsonl"))
+    assert batch.entries == [] and batch.watermark.offset == 0
+
+
+def _line(uuid: str, parent: str | None, role: str, text: str) -> str:
+    message = {"role": role, "content": text} if role == "user" else {
+        "id": f"msg_{uuid}", "role": "assistant", "content": [{"type": "text", "text": text}]}
+    return json.dumps({"type": role, "uuid": uuid, "parentUuid": parent, "message": message}) + "\n"
+
+
+def test_incremental_reads_return_only_what_came_after_the_watermark(tmp_path):
+    path = tmp_path / "grow.jsonl"
+    path.write_text(_line("a1", None, "user", "first question") + _line("a2", "a1", "assistant", "first answer"))
+    first = transcript.read(str(path))
+    assert len(first.entries) == 2
+    again = transcript.read(str(path), first.watermark)
+    assert again.entries == [] and again.watermark == first.watermark
+    with open(path, "a") as fh:
+        fh.write(_line("a3", "a2", "user", "second question") + _line("a4", "a3", "assistant", "second answer"))
+    second = transcript.read(str(path), first.watermark)
+    assert texts(second) == [("user", "second question"), ("assistant", "second answer")]
+    assert not second.restarted
+
+
+def test_a_replaced_file_restarts_from_the_top(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(_line("a1", None, "user", "a fairly long first question to make the file long"))
+    mark = transcript.read(str(path)).watermark
+    path.write_text(_line("b1", None, "user", "new"))  # shorter: the offset no longer fits
+    batch = transcript.read(str(path), mark)
+    assert batch.restarted and texts(batch) == [("user", "new")]
+
+
+def test_watermark_round_trip_and_garbage():
+    mark = transcript.Watermark(123, "u-1")
+    assert transcript.Watermark.loads(mark.dumps()) == mark
+    for junk in (None, "", "not json", "[1, 2]", '{"offset": "x"}'):
+        assert transcript.Watermark.loads(junk) == transcript.Watermark()
+
+
+def test_huge_messages_are_clipped():
+    assert len(transcript._clip("x" * 50_000, transcript.MAX_TEXT_CHARS)) < transcript.MAX_TEXT_CHARS + 100
+
+
+@pytest.mark.claude
+def test_a_real_claude_code_transcript(tmp_path):
+    """Two turns of the real CLI (one with a tool call), then the same session resumed."""
+    try:
+        install_claude()
+    except ClaudeCLIUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(exc))
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    with fake_api.FakeMessagesAPI() as api:
+        api.responder = lambda body: (
+            fake_api.text("Done: pnpm it is.") if fake_api.tool_results(body)
+            else fake_api.tool_use("Bash", {"command": "echo hi", "description": "greet"})
+        )
+        first = run_claude(work, home, "From now on we use pnpm instead of npm.", base_url=api.base_url,
+                           extra_args=["--allowedTools", "Bash"]).check()
+        sid = first.json["session_id"]
+        [path] = list((home / ".claude" / "projects").glob(f"*/{sid}.jsonl"))
+        batch1 = transcript.read(str(path))
+        api.responder = None
+        api.enqueue(fake_api.text("Tests first, noted."))
+        run_claude(work, home, "And always write tests first.", base_url=api.base_url,
+                   extra_args=["--resume", sid]).check()
+    assert texts(batch1) == [
+        ("user", "From now on we use pnpm instead of npm."),
+        ("assistant", '[tool Bash: {"command": "echo hi", "description": "greet"}]'),
+        ("tool", "[tool result: hi]"),
+        ("assistant", "Done: pnpm it is."),
+    ]
+    batch2 = transcript.read(str(path), batch1.watermark)
+    assert texts(batch2) == [("user", "And always write tests first."), ("assistant", "Tests first, noted.")]
+    assert len(transcript.read(str(path)).entries) == 6  # the whole file: both turns, nothing twice
+
+
+def test_unexpected_shapes_from_an_unknown_cli_version_are_tolerated(tmp_path):
+    lines = [
+        {"type": "user", "uuid": "1", "parentUuid": None, "message": "just a string"},
+        {"type": "user", "uuid": "2", "parentUuid": "1", "message": {"role": "user", "content": 42}},
+        {"type": "assistant", "uuid": "3", "parentUuid": "2", "message": {"id": 7, "content": [None, "x", {"type": 1}]}},
+        {"type": "user", "uuid": 4, "parentUuid": "3", "message": {"role": "user", "content": "uuid is not a string"}},
+        {"type": "user", "uuid": "5", "parentUuid": "3", "message": {"role": "user", "content": [
+            {"type": "text", "text": "still readable"}, {"type": "image", "source": {}}]}},
+        [1, 2, 3],
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    batch = transcript.read(str(path))
+    assert texts(batch) == [("user", "still readable")]
