@@ -344,11 +344,6 @@ RULES: tuple[Rule, ...] = (
 _PRIVATE = r"(?is)<private>.*?(?:</private>|\Z)"
 
 
-def labels() -> list[str]:
-    """Every label a redaction can carry, in rule order (``credential`` has two rules)."""
-    return list(dict.fromkeys(rule.label for rule in RULES))
-
-
 def _in_mark(text: str, start: int, end: int) -> bool:
     """True when [start, end) touches a ``[REDACTED:<label>]`` already there (never redact a redaction).
 
