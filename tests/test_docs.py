@@ -1,0 +1,241 @@
+"""The docs keep up with the code: every CLI command, MCP tool, slash command, hook event, setting and record
+type (read from the code, never listed here) is in docs/usage.md; the generated command help is current;
+every relative link and ADR citation resolves; the README stays short."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from agentctx import config, kinds, project_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+while not (ROOT / "pyproject.toml").is_file():  # the file may move into a tests/ sub-folder
+    ROOT = ROOT.parent
+DOCS = ROOT / "docs"
+USAGE = DOCS / "usage.md"
+README_MAX_LINES = 250
+FIRST_COMMANDS = ("uv run agentctx demo", "uv run --group dev pytest")
+CODE_DIRS = ("lib", "hooks", "mcp", "bin", "tests", "bench", "scripts", "commands")
+SKIP_DIRS = {".venv", "node_modules", "__pycache__", "vendor", "results", "artifacts", "fixtures"}
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+_ADR = re.compile(r"\bADR-(\d{3})\b")
+_ENV = re.compile(r"\bAGENTCTX_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def gen_cli_docs():
+    spec = importlib.util.spec_from_file_location("gen_cli_docs", ROOT / "scripts" / "gen_cli_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def section(title: str) -> str:
+    """The text of the ``## title`` section of docs/usage.md (up to the next ``## ``)."""
+    text = USAGE.read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match, f"docs/usage.md has no '## {title}' section"
+    return match.group(1)
+
+
+def missing(names, text: str, fmt: str = "`{}`") -> list[str]:
+    return sorted(name for name in names if fmt.format(name) not in text)
+
+
+# ---- names read from the code ---------------------------------------------------------------------------------
+
+def mcp_tools() -> set[str]:
+    """The functions mcp/server.py registers with ``@mcp.tool``."""
+    tree = ast.parse((ROOT / "mcp" / "server.py").read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                if isinstance(target, ast.Attribute) and target.attr == "tool":
+                    found.add(node.name)
+    return found
+
+
+def hook_events() -> tuple[set[str], set[str]]:
+    """(events, hook script names) of hooks/hooks.json."""
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    scripts = {h["command"].split()[-1] for entries in hooks.values() for e in entries for h in e["hooks"]}
+    return set(hooks), scripts
+
+
+def project_setting_keys() -> set[str]:
+    """``capture.*`` keys the settings parser reads, and ``digest.<section>`` for every digest section."""
+    source = Path(project_settings.__file__).read_text(encoding="utf-8")
+    capture = set(re.findall(r'\bcapture\.get\("(\w+)"', source))
+    assert capture, "no capture.get(...) found in project_settings.py: update project_setting_keys()"
+    return {f"capture.{k}" for k in capture} | {f"digest.{s}" for s in project_settings.SECTIONS}
+
+
+def _code_files(suffixes: tuple[str, ...], dirs=CODE_DIRS):
+    for top in dirs:
+        for folder, subdirs, files in os.walk(ROOT / top):
+            subdirs[:] = [d for d in subdirs if d not in SKIP_DIRS]
+            for name in files:
+                if name.endswith(suffixes):
+                    yield Path(folder) / name
+
+
+def env_vars() -> set[str]:
+    """Every AGENTCTX_* variable the shipped code names (Python and shell; the slash commands' here-document
+    delimiter is not a variable, and commands/ is not scanned)."""
+    found = set()
+    for path in _code_files((".py", ".sh"), ("lib", "hooks", "mcp", "bin")):
+        found |= set(_ENV.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return found
+
+
+def md_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    in_code = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        match = None if in_code else re.match(r"#{1,6} (.+)", line)
+        if match:
+            base = slug(match.group(1))
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+# ---- the checks -----------------------------------------------------------------------------------------------
+
+def test_every_cli_command_is_in_the_usage_reference_and_its_generated_help_is_current():
+    gen = gen_cli_docs()
+    paths = gen.command_paths()
+    assert {"record", "search", "remote admin migrate"} <= set(paths)  # the walk reaches nested groups
+    text = USAGE.read_text(encoding="utf-8")
+    assert missing(paths, text, "### `agentctx {}`") == []
+    assert gen.splice(text, gen.render()) == text, (
+        "the command help in docs/usage.md is out of date: run uv run python scripts/gen_cli_docs.py")
+
+
+def test_every_mcp_tool_is_documented():
+    tools = mcp_tools()
+    assert {"ctx_search", "ctx_get", "ctx_record"} <= tools
+    assert missing(tools, section("MCP tools"), "`{}(") == []
+
+
+def test_every_slash_command_is_documented():
+    names = {p.stem for p in (ROOT / "commands").glob("*.md")}
+    assert names
+    assert missing(names, section("Slash commands"), "`/agentctx:{}") == []
+
+
+def test_every_hook_event_and_script_is_documented():
+    events, scripts = hook_events()
+    text = section("Hook events")
+    assert missing(events, text) == []
+    assert missing(scripts, text) == []
+
+
+def test_every_setting_is_documented():
+    text = section("Settings")
+    assert missing(config.DEFAULTS, text) == []
+    assert missing(project_setting_keys(), text) == []
+    variables = env_vars()
+    assert {"AGENTCTX_HOME", "AGENTCTX_LLM", "AGENTCTX_DISABLE"} <= variables
+    assert missing(variables, text) == []
+
+
+def test_every_record_type_scope_confidence_and_source_is_documented():
+    text = section("Record types")
+    for names in (kinds.TYPES, kinds.SCOPES, kinds.CONFIDENCES, kinds.SOURCES):
+        assert missing(names, text) == []
+
+
+def test_the_checks_can_fail():
+    """A name the docs lack is reported (guards against a reader that always finds everything)."""
+    assert missing({"ctx_nothing_like_this"}, section("MCP tools"), "`{}(") == ["ctx_nothing_like_this"]
+    gen = gen_cli_docs()
+    stale = USAGE.read_text(encoding="utf-8").replace("Show this message and exit.", "Show it.", 1)
+    assert gen.splice(stale, gen.render()) != stale
+
+
+def test_every_relative_link_resolves_to_a_file_and_heading():
+    broken = []
+    for doc in md_files():
+        in_code = False
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("```"):
+                in_code = not in_code
+            if in_code:
+                continue
+            for target in _LINK.findall(line):
+                if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+                    continue
+                file_part, _, anchor = target.partition("#")
+                dest = (doc.parent / file_part).resolve() if file_part else doc
+                where = f"{doc.relative_to(ROOT)}:{n}: {target}"
+                if not dest.exists():
+                    broken.append(where + " (no such file)")
+                elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                    broken.append(where + " (no such heading)")
+    assert broken == []
+
+
+def adr_files() -> dict[str, Path]:
+    return {p.name[:3]: p for p in (DOCS / "decisions").glob("[0-9][0-9][0-9]-*.md")}
+
+
+def test_every_adr_citation_resolves_to_a_decision_file():
+    known = adr_files()
+    assert len(known) >= 10
+    cited = {}
+    for path in [*md_files(), *_code_files((".py", ".md", ".toml", ".sh", ".js"))]:
+        for number in _ADR.findall(path.read_text(encoding="utf-8", errors="replace")):
+            cited.setdefault(number, str(path.relative_to(ROOT)))
+    assert {n: where for n, where in cited.items() if n not in known} == {}
+
+
+@pytest.mark.parametrize("number", sorted(adr_files()))
+def test_each_decision_has_context_decision_consequences(number):
+    text = adr_files()[number].read_text(encoding="utf-8")
+    assert text.startswith(f"# ADR-{number}: ")
+    for part in ("## Context", "## Decision", "## Consequences"):
+        assert part in text, f"ADR-{number} lacks {part}"
+
+
+def test_docs_index_lists_every_page():
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    pages = [p for p in DOCS.glob("*.md") if p.name != "README.md"]
+    assert pages and [p.name for p in pages if f"({p.name})" not in index] == []
+    assert "(decisions/)" in index or "(decisions/README.md)" in index
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < README_MAX_LINES
+    for command in FIRST_COMMANDS:
+        assert command in text
+    assert "(docs/" in text
+
+
+def test_the_plugin_description_is_one_or_two_sentences():
+    manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", manifest["description"].strip()) if s]
+    assert 1 <= len(sentences) <= 2 and len(manifest["description"]) < 500
