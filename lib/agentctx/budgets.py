@@ -1,6 +1,6 @@
 """Every injection budget, and the one token estimator used to enforce them.
 
-Token estimator (documented in the README): each ASCII character counts 1/4 token and
+Token estimator (documented in docs/guide.md and ADR-007): each ASCII character counts 1/4 token and
 every other character counts one whole token, rounded up. It over-counts English prose
 slightly (Claude's tokenizer averages ~4.2 chars/token) and is safe for CJK and emoji,
 so a budget measured with it is never exceeded in practice.
