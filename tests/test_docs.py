@@ -239,3 +239,26 @@ def test_the_plugin_description_is_one_or_two_sentences():
     manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", manifest["description"].strip()) if s]
     assert 1 <= len(sentences) <= 2 and len(manifest["description"]) < 500
+
+
+_PATH = re.compile(r"`([\w.-]+(?:/[\w.-]+)*(?:\.(?:py|md|json|sh|toml|lock|js|jsonl)|/))(?:::\w+)?`")
+_BASES = ("", "lib/agentctx/", "lib/", "docs/", "tests/")
+_NOT_OURS = ("~", "/", ".agentctx/", ".claude/", ".venv", "tests/artifacts/")  # a user's repository, generated output
+_EXAMPLES = {"settings.py"}  # file names of a user's project the guide uses as examples
+
+
+def named_paths(text: str) -> set[str]:
+    """Repository paths named in backticks (``lib/agentctx/store/records.py``, ``store/records.py``,
+    ``budgets.py``, ``tests/support/``), without placeholders or globs."""
+    return {path for path in _PATH.findall(text) if ("/" in path or path.endswith(".py")) and path not in _EXAMPLES}
+
+
+def test_every_path_the_docs_name_exists():
+    """architecture.md, recipes.md and the other pages name modules and files: each must exist (as a path from
+    the repository root, from lib/agentctx/, from lib/ or from docs/), so the docs follow the code when it moves."""
+    gone = []
+    for doc in md_files():
+        for path in sorted(named_paths(doc.read_text(encoding="utf-8"))):
+            if not path.startswith(_NOT_OURS) and not any((ROOT / base / path).exists() for base in _BASES):
+                gone.append(f"{doc.relative_to(ROOT)}: {path}")
+    assert gone == []
