@@ -71,11 +71,16 @@ def hook_events() -> tuple[set[str], set[str]]:
 
 
 def project_setting_keys() -> set[str]:
-    """``capture.*`` keys the settings parser reads, and ``digest.<section>`` for every digest section."""
+    """``capture.*`` keys the settings parser reads, ``digest.<section>`` for every digest section, and the
+    ``[remote]`` keys read anywhere in the package (team sync's opt-in)."""
     source = Path(project_settings.__file__).read_text(encoding="utf-8")
     capture = set(re.findall(r'\bcapture\.get\("(\w+)"', source))
     assert capture, "no capture.get(...) found in project_settings.py: update project_setting_keys()"
-    return {f"capture.{k}" for k in capture} | {f"digest.{s}" for s in project_settings.SECTIONS}
+    remote = set()
+    for path in _code_files((".py",), ("lib",)):
+        remote |= set(re.findall(r'\.get\("remote",\s*\{\}\)\.get\("(\w+)"', path.read_text(encoding="utf-8")))
+    return ({f"capture.{k}" for k in capture} | {f"digest.{s}" for s in project_settings.SECTIONS}
+            | {f"remote.{k}" for k in remote})
 
 
 def _code_files(suffixes: tuple[str, ...], dirs=CODE_DIRS):
