@@ -255,7 +255,8 @@ _EXAMPLES = {"settings.py"}  # file names of a user's project the guide uses as 
 def named_paths(text: str) -> set[str]:
     """Repository paths named in backticks (``lib/agentctx/store/records.py``, ``store/records.py``,
     ``budgets.py``, ``tests/support/``), without placeholders or globs."""
-    return {path for path in _PATH.findall(text) if ("/" in path or path.endswith(".py")) and path not in _EXAMPLES}
+    return {path for path in _PATH.findall(text)
+            if ("/" in path.rstrip("/") or path.endswith(".py")) and path not in _EXAMPLES}  # `logs/`: the data dir
 
 
 def test_every_path_the_docs_name_exists():
@@ -267,3 +268,34 @@ def test_every_path_the_docs_name_exists():
             if not path.startswith(_NOT_OURS) and not any((ROOT / base / path).exists() for base in _BASES):
                 gone.append(f"{doc.relative_to(ROOT)}: {path}")
     assert gone == []
+
+
+def layer_rows() -> list[tuple[str, str]]:
+    """(layer, row text) of the layer table in docs/architecture.md, in its order."""
+    rows = []
+    for line in (DOCS / "architecture.md").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\| \d+ \| (base modules|`(\w+)/`)[^|]*\| (.*)", line)
+        if match:
+            rows.append((match.group(2) or "base", match.group(3)))
+    return rows
+
+
+def test_the_architecture_lists_the_layers_in_their_order():
+    import agentctx
+
+    assert [layer for layer, _ in layer_rows()] == list(agentctx.LAYERS)
+
+
+def test_the_architecture_names_every_module_of_the_package():
+    """Each module of lib/agentctx (and each sub-package of a layer) is named on the architecture page."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    package = ROOT / "lib" / "agentctx"
+    unnamed = []
+    for path in sorted(package.glob("*.py")) + sorted(package.glob("*/*.py")) + sorted(package.glob("*/*/")):
+        stem = path.stem if path.suffix else path.name
+        if stem.startswith("__") or stem in {"static", "vendor"}:
+            continue
+        rel = path.relative_to(package).as_posix().rstrip("/")
+        if f"`{stem}`" not in text and f"`{stem}/`" not in text and rel not in text:
+            unnamed.append(rel)
+    assert unnamed == []
