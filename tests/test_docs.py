@@ -299,3 +299,17 @@ def test_the_architecture_names_every_module_of_the_package():
         if f"`{stem}`" not in text and f"`{stem}/`" not in text and rel not in text:
             unnamed.append(rel)
     assert unnamed == []
+
+
+def test_each_environment_variable_is_read_where_the_table_says():
+    """The "read by" column of the environment-variable table names files that really name the variable."""
+    rows = re.findall(r"^\| `(AGENTCTX_\w+)` \| ([^|]+) \|", section("Settings"), re.M)
+    assert len(rows) >= 10
+    wrong = []
+    for variable, where in rows:
+        for name in re.findall(r"`([^`]+)`", where):
+            found = [ROOT / base / name for base in (*_BASES, "lib/agentctx/", "hooks/") if (ROOT / base / name).exists()]
+            files = [f for p in found for f in ([p] if p.is_file() else p.rglob("*.py"))]
+            if not any(variable in f.read_text(encoding="utf-8", errors="replace") for f in files):
+                wrong.append(f"{variable}: {name}")
+    assert wrong == []
