@@ -313,3 +313,19 @@ def test_each_environment_variable_is_read_where_the_table_says():
             if not any(variable in f.read_text(encoding="utf-8", errors="replace") for f in files):
                 wrong.append(f"{variable}: {name}")
     assert wrong == []
+
+
+def test_the_hook_table_gives_each_handler_its_timeout_and_mode():
+    """Each (event, script) of hooks/hooks.json has a row in the hook table with its timeout and sync/async."""
+    hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    rows = [re.split(r"(?<!\\)\|", line) for line in section("Hook events").splitlines() if line.startswith("| `")]
+    wrong = []
+    for event, entries in hooks.items():
+        for entry in entries:
+            for handler in entry["hooks"]:
+                script = handler["command"].split()[-1]
+                mine = [r for r in rows if r[1].strip().startswith(f"`{event}`") and f"`{script}`" in r[2]]
+                mode = "async" if handler.get("async") else "sync"
+                if not any(f"{handler['timeout']} s" in r[3] and r[3].strip().startswith(mode) for r in mine):
+                    wrong.append(f"{event} / {script}: {mode}, {handler['timeout']} s")
+    assert wrong == []
