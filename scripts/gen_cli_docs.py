@@ -1,7 +1,7 @@
 """Write every ``agentctx`` command's ``--help`` into docs/usage.md, between the generated-part markers.
 
 The command tree is walked from the click group itself, so a new command or option appears here without
-anyone listing it; tests/test_docs.py fails while the generated part is out of date. Run after changing a
+anyone listing it; tests/architecture/test_docs.py fails while the generated part is out of date. Run after changing a
 command, an option or its help text::
 
     uv run python scripts/gen_cli_docs.py          # rewrite the part in docs/usage.md

@@ -329,3 +329,19 @@ def test_the_hook_table_gives_each_handler_its_timeout_and_mode():
                 if not any(f"{handler['timeout']} s" in r[3] and r[3].strip().startswith(mode) for r in mine):
                     wrong.append(f"{event} / {script}: {mode}, {handler['timeout']} s")
     assert wrong == []
+
+
+def test_the_architecture_gives_every_table_its_owner():
+    """Each table the migrations create has a row in "The store's tables", naming a store/ module that exists."""
+    from tests.architecture.test_architecture import TABLES
+
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    part = text[text.index("## The store's tables"):]
+    rows = {}
+    for line in part.splitlines():
+        cells = line.split("|")
+        if line.startswith("| `") and len(cells) > 3:
+            for table in re.findall(r"`(\w+)`", cells[1]):
+                rows[table] = re.findall(r"`(store/\w+\.py)`", cells[3])
+    assert sorted(t for t in TABLES if not rows.get(t)) == []
+    assert sorted(m for owners in rows.values() for m in owners if not (ROOT / "lib" / "agentctx" / m).is_file()) == []
