@@ -345,3 +345,26 @@ def test_the_architecture_gives_every_table_its_owner():
                 rows[table] = re.findall(r"`(store/\w+\.py)`", cells[3])
     assert sorted(t for t in TABLES if not rows.get(t)) == []
     assert sorted(m for owners in rows.values() for m in owners if not (ROOT / "lib" / "agentctx" / m).is_file()) == []
+
+
+def test_the_record_type_table_agrees_with_kinds():
+    """Weight, daily decay, digest section and sharing in the usage table are those of ``kinds.KINDS``."""
+    wrong = []
+    rows = {r[1].strip().strip("`"): [c.strip() for c in r] for r in
+            (line.split("|") for line in section("Record types").splitlines() if line.startswith("| `"))}
+    for name, kind in kinds.KINDS.items():
+        cells = rows.get(name)
+        if cells is None:
+            wrong.append(f"{name}: no row")
+            continue
+        weight, decay, digest, shared = cells[4], cells[5], cells[6], cells[7]
+        if float(weight) != kind["weight"]:
+            wrong.append(f"{name}: weight {weight}")
+        if (kind["daily_decay"] == 1.0) != decay.startswith("none") or (
+                kind["daily_decay"] != 1.0 and float(decay) != kind["daily_decay"]):
+            wrong.append(f"{name}: decay {decay}")
+        if (kind["digest"] or "none") != digest.split()[0]:
+            wrong.append(f"{name}: digest {digest}")
+        if kind["shared"] == shared.startswith("no"):
+            wrong.append(f"{name}: shared {shared}")
+    assert wrong == []
