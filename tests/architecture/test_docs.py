@@ -1,6 +1,13 @@
-"""The docs keep up with the code: every CLI command, MCP tool, slash command, hook event, setting and record
-type (read from the code, never listed here) is in docs/usage.md; the generated command help is current;
-every relative link and ADR citation resolves; the README stays short."""
+"""The docs keep up with the code. Names are read from the code, never listed here:
+
+* docs/usage.md has every CLI command (its generated help current), MCP tool, slash command, hook event (with
+  its timeout and mode), setting (config.json, .agentctx/config.toml, AGENTCTX_* variables, each read where
+  the table says) and record type (with the properties kinds.KINDS gives it);
+* docs/architecture.md lists agentctx.LAYERS in order, names every module, and gives every table the
+  migrations create an owner in store/;
+* every relative link, ADR citation and named path resolves; each ADR has context, decision, consequences;
+* the README stays short and keeps its two first commands; the plugin description is one or two sentences.
+"""
 
 from __future__ import annotations
 
