@@ -53,3 +53,26 @@ def damage_leaf(db: Path, table: str) -> int:
     page = last_leaf(db, table)
     _overwrite(db, [page], size)
     return page
+
+
+def fts_rows(db: Path, kind: str, seed: int = 0) -> int:
+    """Replace rows of the FTS index's ``records_fts_data`` with random bytes of the same length (the file's
+    pages stay well-formed: ``PRAGMA integrity_check`` passes). ``kind``: ``averages`` (row 1, FTS5's
+    running totals) or ``leaves`` (the segment leaves, ids above 10). The rows replaced."""
+    import random
+
+    rnd = random.Random(seed)
+    conn = sqlite3.connect(db)
+    try:
+        where = "id = 1" if kind == "averages" else "id > 10"
+        rows = conn.execute(f"SELECT id, length(block) FROM records_fts_data WHERE {where}").fetchall()
+        for rid, size in rows:
+            block = bytearray(rnd.randbytes(size))
+            if kind == "averages":
+                block[-1] |= 0x80  # random, but never a well-formed record (its last varint runs off the end)
+            conn.execute("UPDATE records_fts_data SET block = ? WHERE id = ?", (bytes(block), rid))
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return len(rows)

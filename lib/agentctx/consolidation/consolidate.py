@@ -11,8 +11,9 @@ numpy, apsw and sqlite-vec); ``agentctx consolidate`` runs it in the foreground.
   records are marked embedded, the rank file is replaced atomically — a pass killed at any point
   leaves a consistent store and the next pass redoes what was unfinished.
 
-Steps, in order: embeddings (pending records, batches), vector clean-up, near-duplicates
-(``dedup``), retrieval expansion (``expand``: spellings, related words, session context), scores and prune bookkeeping (``archive.rescore``), the cold partition
+Steps, in order, each in its own guard (one failing is logged and the later ones still run): the
+full-text index check (FTS5's ``integrity-check``, rebuilt from the records when it fails), embeddings
+(pending records, batches), vector clean-up, near-duplicates (``dedup``), retrieval expansion (``expand``: spellings, related words, session context), scores and prune bookkeeping (``archive.rescore``), the cold partition
 (``archive.archive``), entity links (``capture.entities``), ledger rollup (paused at a spending cap),
 developer profile, CLAUDE.md drift, team export and team sync with each remote (``remote.sync``),
 the daily log (``sharing.daylog``), then the digest ranking for the next SessionStart (``rank``).
@@ -37,6 +38,7 @@ BATCH = 256
 RANK_IDS = 200  # ranked ids kept for the digest
 FOCUS_RECORDS = 30  # recent records whose titles say what the project is busy with
 LOCK_STALE_S = 15 * 60
+STEPS = ("index", "embed", "dedup", "expand", "scores", "cold", "others", "rank")  # Pass methods, in order
 
 
 def budget_seconds() -> float:
@@ -79,6 +81,18 @@ class Pass:
         log("consolidate", text)
 
     # -- steps
+
+    def index(self) -> None:
+        """FTS5's integrity check of the full-text index; a failing index is rebuilt from the records
+        (and the next SessionStart says so) before the steps that search it."""
+        from agentctx.store import integrity
+
+        if self.dry_run:
+            problem = integrity.fts_problem(self.conn)
+            self.report["steps"]["index"] = {"ok": problem is None, **({"problem": problem} if problem else {})}
+            return
+        done = integrity.verify_fts(self.conn, "consolidate")
+        self.report["steps"]["index"] = {"ok": done is None, **({"repaired": done} if done else {})}
 
     def embed(self) -> None:
         if not self.use_embeddings:
@@ -298,13 +312,18 @@ def run(proj: project_mod.Project, *, seconds: float | None = None, dry_run: boo
         with db.transaction(conn):
             projects.register(conn, proj)
         timings = work.report["timings"] = {}
-        for step in (work.embed, work.dedup, work.expand, work.scores, work.cold, work.others, work.rank):
+        for name in STEPS:
             t0 = time.monotonic()
-            step()
-            timings[step.__name__] = round(time.monotonic() - t0, 3)
+            try:
+                getattr(work, name)()
+            except Exception as exc:  # noqa: BLE001 - each step in its own guard: the later ones still run
+                work.report["status"] = "failed"
+                work.report["steps"].setdefault(name, {})["error"] = f"{type(exc).__name__}: {exc}"
+                work.note(f"step {name} failed: {type(exc).__name__}: {exc}")
+            timings[name] = round(time.monotonic() - t0, 3)
     except Exception as exc:
         work.report["status"] = "failed"
-        work.note(f"pass failed in {step.__name__}: {type(exc).__name__}: {exc}")
+        work.note(f"pass failed: {type(exc).__name__}: {exc}")
     finally:
         if work.store is not None:
             work.store.close()

@@ -162,6 +162,33 @@ def s002_row_level_security(conn) -> None:
     conn.execute(f"GRANT USAGE ON SEQUENCE agentctx.change_seq TO {MEMBER_ROLE}")
 
 
+@migration
+def s003_record_identity(conn) -> None:
+    """Records and tombstones keyed by (project, id): an id another team (or another project) holds never
+    blocks a push and cannot be squatted, and a duplicate-key error cannot tell a member that it exists.
+    The change sequence is no longer readable by members (its trigger runs as the owner), and what
+    the catalogue shows about row counts is revoked where this role may (see docs: what PostgreSQL
+    itself still reveals)."""
+    conn.execute("ALTER TABLE agentctx.records DROP CONSTRAINT records_pkey")
+    conn.execute("ALTER TABLE agentctx.records ADD PRIMARY KEY (project_id, id)")
+    conn.execute("DROP INDEX agentctx.records_supersedes")
+    conn.execute("CREATE INDEX records_supersedes ON agentctx.records (project_id, supersedes)")
+    conn.execute("ALTER TABLE agentctx.purged DROP CONSTRAINT purged_pkey")
+    conn.execute("ALTER TABLE agentctx.purged ADD PRIMARY KEY (project_id, id)")
+    conn.execute("ALTER FUNCTION agentctx.change_stamp() SECURITY DEFINER SET search_path = pg_catalog, agentctx")
+    conn.execute(f"REVOKE ALL ON SEQUENCE agentctx.change_seq FROM {MEMBER_ROLE}, PUBLIC")
+    for view in STATISTICS_VIEWS:  # row and change counts of every table, other teams' rows included
+        try:
+            with conn.transaction():
+                conn.execute(f"REVOKE SELECT ON pg_catalog.{view} FROM PUBLIC")
+        except Exception:  # noqa: BLE001 - not the catalogue's owner: the admin revokes it (docs)
+            pass
+
+
+STATISTICS_VIEWS = ("pg_stat_user_tables", "pg_stat_all_tables", "pg_statio_user_tables", "pg_statio_all_tables",
+                    "pg_stat_xact_user_tables", "pg_stat_xact_all_tables", "pg_stat_user_indexes",
+                    "pg_stat_all_indexes", "pg_statio_user_indexes", "pg_statio_all_indexes",
+                    "pg_statio_user_sequences", "pg_statio_all_sequences", "pg_sequences")
 NAMES = tuple(fn.__name__ for fn in MIGRATIONS)
 
 

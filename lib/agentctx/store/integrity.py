@@ -8,6 +8,11 @@ pages are damaged it is rebuilt from ``records``, never a reason to lose a write
   entries are dropped (its damaged pages are then unreferenced), the table is created again from its
   own SQL, filled from ``records``, and a ``VACUUM`` gives the orphaned pages back.
 * ``repair_index(path)``: the above for a store on disk, only when the damage is confined to the index.
+* ``verify_fts(conn, where)``: FTS5's own ``integrity-check`` (it reads every index row, so rows
+  overwritten with random bytes of the same length, which ``PRAGMA integrity_check`` accepts, are
+  found); when it fails the index is rebuilt from the records, the log says so and the next
+  SessionStart tells the user. Run by the consolidation pass, after an error in any search, and by
+  ``agentctx doctor``.
 * ``check(conn)``: the full report ``agentctx doctor`` prints.
 
 Only the error path and ``doctor`` pay for these checks; the hooks' hot path never runs them.
@@ -130,6 +135,39 @@ def repair_index(path: str) -> str | None:
         return f"the full-text index was damaged and was {rebuild_fts(path)} from the records"
     except sqlite3.DatabaseError:
         return None
+
+
+def _path_of(conn: sqlite3.Connection) -> str | None:
+    for row in conn.execute("PRAGMA database_list"):
+        if row[1] == "main":
+            return row[2] or None
+    return None
+
+
+def verify_fts(conn: sqlite3.Connection, where: str) -> str | None:
+    """Check the full-text index with FTS5's integrity check; rebuild it from the records when it fails
+    (logged, and a notice for the next SessionStart). None when it was sound, else what was done."""
+    problem = fts_problem(conn)
+    if problem is None:
+        return None
+    from agentctx.logs import log
+    from agentctx.store import db
+
+    path = _path_of(conn)
+    if path is None:  # an in-memory store: rebuild in place
+        with transaction(conn):
+            conn.execute(f"INSERT INTO {FTS}({FTS}) VALUES ('rebuild')")
+        how = "rebuilt"
+    else:
+        try:
+            how = rebuild_fts(path)
+        except sqlite3.DatabaseError as exc:
+            log(where, f"the full-text index failed its check ({problem}) and could not be rebuilt: {exc}")
+            return None
+    done = f"the full-text index failed its integrity check ({problem}) and was {how} from the records"
+    log(where, done)
+    db.add_notice(f"agentctx: {done} (found by {where}); nothing was lost.")
+    return done
 
 
 def integrity_errors(conn: sqlite3.Connection, limit: int = 20) -> list[str]:

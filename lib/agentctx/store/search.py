@@ -185,14 +185,30 @@ class Hit:
 
 def average_length(conn: sqlite3.Connection) -> float:
     """Mean words of title + body per record, from FTS5's own running totals (its "averages" record:
-    varints of the row count and each column's token count), so no scan is needed."""
+    varints of the row count and each column's token count), so no scan is needed. sqlite3.DatabaseError
+    when that record cannot be what FTS5 wrote (a varint cut short, fewer than three values): the
+    search's error path then verifies the index."""
     row = conn.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
-    values: list[int] = []
     data = bytes(row[0]) if row and row[0] is not None else b""
+    values = _varints(data)
+    if not data:
+        return 1.0
+    if values is None or len(values) < 3:
+        raise sqlite3.DatabaseError("the full-text index's averages record is malformed")
+    if values[0] <= 0:
+        return 1.0
+    return (values[1] + values[2]) / values[0]
+
+
+def _varints(data: bytes) -> list[int] | None:
+    """SQLite varints (7 bits a byte, big-endian; the 9th byte carries 8); None when the last is cut short."""
+    values: list[int] = []
     i = 0
-    while i < len(data) and len(values) < 3:
+    while i < len(data):
         value = 0
-        for k in range(9):  # SQLite varint: 7 bits a byte, big-endian; the 9th byte carries 8
+        for k in range(9):
+            if i >= len(data):
+                return None
             byte = data[i]
             i += 1
             if k == 8:
@@ -202,9 +218,7 @@ def average_length(conn: sqlite3.Connection) -> float:
             if not byte & 0x80:
                 break
         values.append(value)
-    if len(values) < 3 or values[0] <= 0:
-        return 1.0
-    return (values[1] + values[2]) / values[0]
+    return values
 
 
 def _scope_clause(include_superseded: bool) -> str:
@@ -328,7 +342,10 @@ def _fts(conn, project_id, match, query, types, include_superseded, reference) -
     pairs = []
     for row in rows:
         rec = dict(row)
-        pairs.append((rec, -rec.pop("bm")))
+        bm = rec.pop("bm")
+        if bm is None:  # BM25 without a score: FTS5's running totals are damaged
+            raise sqlite3.DatabaseError("the full-text index gave no BM25 score")
+        pairs.append((rec, -bm))
     scored = rescore(conn, query, pairs)
     if not include_superseded:
         scored = _current_for_superseded(conn, project_id, query, scored, types)
@@ -389,6 +406,33 @@ def _pinned(conn, project_id, types, reference) -> list[Hit]:
     return _rank([(dict(r), 1.0) for r in rows], "pinned", reference)
 
 
+def _indexed(conn, project_id, words, counts, types, include_superseded, reference) -> list[Hit]:
+    """The FTS5 rungs (sqlite3.DatabaseError when the index cannot answer)."""
+    total, counts = counts or document_counts(conn, words)
+    useful = informative(conn, words, counts, total)
+    split = splits(conn, counts)
+    useful += [" ".join(parts) for parts, _ in split.values()]
+    query = relevance.Query({w: split[w][1] if w in split else n for w, n in counts.items()}, total,
+                            {w: parts for w, (parts, _) in split.items()})
+    return _fts(conn, project_id, any_of(useful), query, types, include_superseded, reference) if useful else []
+
+
+def _after_error(conn, project_id, words, types, include_superseded, reference) -> list[Hit]:
+    """A search that failed on the index: FTS5's integrity check (a failing index is rebuilt from the
+    records and the next SessionStart says so), then the search again, or a scan when it still fails."""
+    from agentctx.store import integrity
+
+    try:
+        if integrity.verify_fts(conn, "search"):
+            return _indexed(conn, project_id, words, None, types, include_superseded, reference)
+    except sqlite3.DatabaseError:
+        pass
+    try:
+        return _like(conn, project_id, words, types, include_superseded, reference)
+    except sqlite3.OperationalError:
+        return _pinned(conn, project_id, types, reference)
+
+
 def search(
     conn: sqlite3.Connection,
     project_id: str,
@@ -413,18 +457,9 @@ def search(
     hits: list[Hit] = []
     if words:
         try:
-            total, counts = counts or document_counts(conn, words)
-            useful = informative(conn, words, counts, total)
-            split = splits(conn, counts)
-            useful += [" ".join(parts) for parts, _ in split.values()]
-            query = relevance.Query({w: split[w][1] if w in split else n for w, n in counts.items()}, total,
-                                    {w: parts for w, (parts, _) in split.items()})
-            hits = _fts(conn, project_id, any_of(useful), query, types, include_superseded, reference) if useful else []
-        except sqlite3.DatabaseError:  # no FTS5, or a damaged index (rebuilt on the next write): scan instead
-            try:
-                hits = _like(conn, project_id, words, types, include_superseded, reference)
-            except sqlite3.OperationalError:
-                hits = _pinned(conn, project_id, types, reference)
+            hits = _indexed(conn, project_id, words, counts, types, include_superseded, reference)
+        except sqlite3.DatabaseError:  # no FTS5, or a damaged index: verified (and rebuilt), then a scan
+            hits = _after_error(conn, project_id, words, types, include_superseded, reference)
     if relative_floor and hits:
         best = max(h.relevance for h in hits)
         hits = [h for h in hits if h.record.get("pinned") or h.relevance >= relative_floor * best]
