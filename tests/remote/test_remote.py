@@ -642,3 +642,175 @@ def test_a_sync_cut_short_by_the_time_box_resumes(team, tmp_path, monkeypatch):
     assert pulled["pulled"] == 100 and store.get(bob.conn, "team")["cursor"] > 0
     assert bob.sync()["pulled"] == 250
     assert alice.state() == bob.state()
+
+
+# -- trust: nothing written outside its project, no squatting, nothing told about other teams (issue 22)
+
+OTHER_ORIGIN = "git@github.com:acme/private-notes.git"
+
+
+def _admin_run(team: Team, sql: str) -> None:
+    with team.pg.admin(team.db) as conn:
+        conn.execute(sql)
+
+
+def _member_conn(team: Team, role: str):
+    return client.connect(team.url(role))
+
+
+def _plant(conn, project_id: str, record_id: str, title: str) -> None:
+    """A row written straight into the server by a member (what a hostile teammate can do with psql)."""
+    conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, valid_from, "
+                 "recorded_at) VALUES (%s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
+                 (record_id, project_id, title))
+    conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'upsert')",
+                 (project_id, record_id))
+    conn.execute("UPDATE agentctx.records SET seq = (SELECT max(seq) FROM agentctx.changes WHERE record_id = %s "
+                 "AND project_id = %s) WHERE id = %s AND project_id = %s", (record_id, project_id, record_id, project_id))
+
+
+def test_a_pull_never_overwrites_a_record_of_another_project_or_an_unshared_one(team, tmp_path, home):
+    crew = team.team("crew")
+    alice_role, bob_role = team.member("alice", crew), team.member("bob", crew)
+    alice = Client(tmp_path / "alice", team.url(alice_role))
+    bob = Client(tmp_path / "bob", team.url(bob_role))
+    # Alice's private project on the same machine: never shared.
+    private = project.detect(str(make_repo(tmp_path / "alice" / "notes", OTHER_ORIGIN)))
+    project.register(alice.conn, private)
+    mine = records.add(alice.conn, private.id, type="decision", title="My private salary negotiation notes")
+    alice.add("Shared: the API is REST")
+    alice.sync()
+    bob.sync()
+    with _member_conn(team, bob_role) as conn:
+        # 1. Into the shared project, carrying the private record's id.
+        _plant(conn, alice.proj.id, mine["id"], "HIJACKED by a teammate")
+        # 2. Into the private project itself, created on the server by the teammate who knows its id.
+        conn.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, 'notes', %s)", (private.id, crew))
+        _plant(conn, private.id, mine["id"], "HIJACKED again")
+        _plant(conn, private.id, "01JZZZZZZZZZZZZZZZZZZZZZZ1", "Planted into the unshared project")
+    report = alice.sync()
+    assert report["refused"] == 3, report
+    assert report["refused_why"] == {"id of another project": 1, "project not shared": 2}
+    kept = records.get(alice.conn, mine["id"], private.id)
+    assert kept["title"] == "My private salary negotiation notes"
+    assert records.get(alice.conn, "01JZZZZZZZZZZZZZZZZZZZZZZ1", private.id) is None
+    assert "refused" in store.get(alice.conn, "team")["status"]
+    log = (home / "logs" / "agentctx.log").read_text()
+    assert f"record {mine['id']} for project {alice.proj.id}" in log and f"belongs to project {private.id}" in log
+    assert alice.sync()["refused"] == 0, "reported once; the cursor moved past it"
+    # A purge of that id relayed through the shared project does not reach the private record either.
+    with _member_conn(team, bob_role) as conn:
+        conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
+                     (alice.proj.id, mine["id"]))
+    assert alice.sync()["refused"] == 1
+    assert records.get(alice.conn, mine["id"], private.id) is not None
+
+
+def test_another_teams_row_never_blocks_my_push_and_tells_nothing(team, tmp_path):
+    import psycopg
+
+    red, blue = team.team("red"), team.team("blue")
+    alice_role, mallory_role = team.member("alice", red), team.member("mallory", blue)
+    alice = Client(tmp_path / "alice", team.url(alice_role))
+    mallory = Client(tmp_path / "mallory", team.url(mallory_role), origin=OTHER_ORIGIN)
+    mallory.add("Blue's own decision")
+    mallory.sync()
+    waiting = alice.add("Red's decision not pushed yet")
+    # Mallory squats the id in her own project before Alice pushes it (ids are ULIDs: guessable by time).
+    with _member_conn(team, mallory_role) as conn:
+        _plant(conn, mallory.proj.id, waiting["id"], "squatted")
+    first = alice.sync()
+    assert first["pushed"] == 1 and first["rejected"] == {}
+    assert {r[0] for r in team.rows("SELECT project_id FROM agentctx.records WHERE id = %s", waiting["id"])} == \
+        {alice.proj.id, mallory.proj.id}
+    mallory.sync()  # she gets her own planted row, nothing of red's
+    assert mallory.current_titles() == {"Blue's own decision", "squatted"}
+    with _member_conn(team, mallory_role) as conn:
+        # Writing into red's project fails the same way whether the id exists there or not.
+        errors = []
+        for rid in (waiting["id"], "01JZZZZZZZZZZZZZZZZZZZZZZ2"):
+            with pytest.raises(psycopg.Error) as caught:
+                _plant(conn, alice.proj.id, rid, "probe")
+            errors.append((type(caught.value), str(caught.value).replace(rid, "ID")))
+        assert errors[0] == errors[1] and errors[0][0] is psycopg.errors.InsufficientPrivilege
+        # An ON CONFLICT probe in her own project says nothing about red's ids.
+        assert conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, "
+                            "valid_from, recorded_at) VALUES (%s, %s, 'decision', 'p', 'explicit', 'cli', now(), now()) "
+                            "ON CONFLICT DO NOTHING", ("01JZZZZZZZZZZZZZZZZZZZZZZ3", mallory.proj.id)).rowcount == 1
+        # No counts of other teams' rows or changes: the sequence and the statistics views are closed.
+        for sql in ("SELECT last_value FROM agentctx.change_seq", "SELECT nextval('agentctx.change_seq')",
+                    "SELECT n_live_tup FROM pg_stat_user_tables", "SELECT * FROM pg_statio_user_tables",
+                    "SELECT last_value FROM pg_sequences"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql)
+    _admin_run(team, "ANALYZE agentctx.records")
+    with _member_conn(team, mallory_role) as conn:  # pg_stats hides tables under row-level security
+        assert conn.execute("SELECT count(*) FROM pg_stats WHERE schemaname = 'agentctx' "
+                            "AND tablename = 'records'").fetchone()[0] == 0
+
+
+def test_an_unmergeable_record_is_reported_once_and_the_rest_syncs(team, tmp_path, home):
+    crew = team.team("crew")
+    alice = Client(tmp_path / "alice", team.url(team.member("alice", crew)))
+    # The server's admin refuses one kind of title (a rule of theirs the client cannot know).
+    _admin_run(team, "ALTER TABLE agentctx.records ADD CONSTRAINT no_drafts CHECK (title NOT LIKE 'DRAFT%')")
+    alice.add("First decision")
+    bad = alice.add("DRAFT: not for the server")
+    alice.add("Third decision")
+    report = alice.sync()
+    assert report["status"] == "ok" and report["pushed"] == 2 and list(report["rejected"]) == [bad["id"]]
+    assert "refused by the server" in store.get(alice.conn, "team")["status"]
+    assert alice.sync()["rejected"] == {}, "reported once"
+    log = (home / "logs" / "agentctx.log").read_text()
+    assert log.count(f"record {bad['id']} of project {alice.proj.id} was refused by the server") == 1
+
+
+def test_import_and_the_team_file_refuse_an_id_of_another_project(home, tmp_path):
+    from agentctx.sharing import teamsync, transfer
+
+    conn = db.connect()
+    private = project.detect(str(make_repo(tmp_path / "notes", OTHER_ORIGIN)))
+    shared = project.detect(str(make_repo(tmp_path / "widgets", ORIGIN)))
+    for p in (private, shared):
+        project.register(conn, p)
+    mine = records.add(conn, private.id, type="decision", title="Private: the office door code")
+    line = json.dumps({"id": mine["id"], "type": "decision", "title": "HIJACKED via import"})
+    report = transfer.import_jsonl(conn, shared.id, [line, json.dumps({"type": "decision", "title": "Fine one"})])
+    assert report.refused == 1 and report.added == 1
+    assert records.get(conn, mine["id"], private.id)["title"] == "Private: the office door code"
+    # The team file of the shared repository carries the private id.
+    export = records.add(conn, shared.id, type="decision", title="Shared decision for the file")
+    path = Path(teamsync.export(conn, shared, create=True))
+    path.write_text(path.read_text().replace(export["id"], mine["id"]).replace("Shared decision for the file",
+                                                                              "HIJACKED via the team file"))
+    out = teamsync.import_changes(conn, shared, force=True)
+    assert out["refused"] == 1
+    assert records.get(conn, mine["id"], private.id)["title"] == "Private: the office door code"
+    log = (home / "logs" / "agentctx.log").read_text()
+    assert log.count(f"exists here in project {private.id}; refused for project {shared.id}") == 2
+    conn.close()
+
+
+def test_admin_scrub_removes_purged_text_from_the_table_files(team, pg, tmp_path):
+    crew = team.team("crew")
+    alice = Client(tmp_path / "alice", team.url(team.member("alice", crew)))
+    leaked = alice.add("Purge me: zebracornflakes hunter-token")
+    alice.sync()
+    _admin_run(team, "CHECKPOINT")
+
+    def heap() -> bytes:
+        rel = team.rows("SELECT pg_relation_filepath('agentctx.records')")[0][0]
+        return Path(pg.data, rel).read_bytes()
+
+    assert b"zebracornflakes" in heap()
+    with db.transaction(alice.conn):
+        store.queue_purge(alice.conn, leaked["id"], alice.proj.id)
+    alice.sync()
+    _admin_run(team, "CHECKPOINT")
+    assert b"zebracornflakes" in heap(), "DELETE leaves the text in the table file"
+    result = CliRunner().invoke(_cli(), ["remote", "admin", "scrub", team.pg.dsn(team.db, postgres.ADMIN), "--json"],
+                                env={"AGENTCTX_HOME": str(tmp_path / "admin"), "PGPASSWORD": pg.password,
+                                     "PGSSLMODE": "disable"})
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["vacuumed"][0] == "records"
+    assert b"zebracornflakes" not in heap()

@@ -146,29 +146,41 @@ def ensure_projects(conn, wanted: dict[str, str], team: str | None) -> tuple[set
 # -- push ------------------------------------------------------------------------------------------
 
 
+_IN_PAIRS = "(project_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))"
+
+
+def _pairs(items) -> tuple[list[str], list[str]]:
+    """([project ids], [record ids]) of (project id, record id) pairs: the arguments of ``_IN_PAIRS``."""
+    items = sorted(set(items))
+    return [p for p, _ in items], [i for _, i in items]
+
+
 def push(conn, rows: list[dict]) -> dict:
     """Push wire records (each with ``edited``: its content changed locally since the last sync) in one
     transaction. Idempotent: a record the server already holds as sent changes nothing and appends no
-    change. Returns {written: [ids], unchanged: n, purged: [ids the server purged], retired: {id: by}}.
+    change. Records are identified by (project, id) (migration ``s003_record_identity``): a row with the
+    same id in another project, another team's or not, is neither read nor touched. Returns
+    {written: [ids], unchanged: n, purged: [ids the server purged], retired: {id: by}}.
     """
     from psycopg.rows import dict_row
 
     report: dict = {"written": [], "unchanged": 0, "purged": [], "retired": {}}
     if not rows:
         return report
-    ids = [r["id"] for r in rows]
+    keys = _pairs((r["project_id"], r["id"]) for r in rows)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHANGE_LOCK,))
-        purged = {r[0] for r in conn.execute("SELECT id FROM agentctx.purged WHERE id = ANY(%s)", (ids,))}
+        purged = {tuple(r) for r in conn.execute(f"SELECT project_id, id FROM agentctx.purged WHERE {_IN_PAIRS}", keys)}
         cur = conn.cursor(row_factory=dict_row)
-        existing = {r["id"]: _wire(r) for r in cur.execute(
-            f"SELECT {_COLUMNS} FROM agentctx.records WHERE id = ANY(%s) FOR UPDATE", (ids,))}
+        existing = {(r["project_id"], r["id"]): _wire(r) for r in cur.execute(
+            f"SELECT {_COLUMNS} FROM agentctx.records WHERE {_IN_PAIRS} FOR UPDATE", keys)}
         inserts, updates = [], []
         for row in rows:
-            if row["id"] in purged:
+            key = (row["project_id"], row["id"])
+            if key in purged:
                 report["purged"].append(row["id"])
                 continue
-            old = existing.get(row["id"])
+            old = existing.get(key)
             new = rules.combine(old, {k: row[k] for k in rules.WIRE}, row["edited"])
             if old is None:
                 inserts.append(new)
@@ -181,30 +193,32 @@ def push(conn, rows: list[dict]) -> dict:
                             [tuple(r[k] for k in rules.WIRE) for r in inserts])
         if updates:
             sets = ", ".join(f"{k} = %s" for k in rules.WIRE if k not in ("id", "project_id"))
-            cur.executemany(f"UPDATE agentctx.records SET {sets} WHERE id = %s",
-                            [tuple(r[k] for k in rules.WIRE if k not in ("id", "project_id")) + (r["id"],)
+            cur.executemany(f"UPDATE agentctx.records SET {sets} WHERE project_id = %s AND id = %s",
+                            [tuple(r[k] for k in rules.WIRE if k not in ("id", "project_id")) + (r["project_id"], r["id"])
                              for r in updates])
-        changed = {r["id"] for r in inserts + updates}
+        changed = {(r["project_id"], r["id"]) for r in inserts + updates}
         retired = _newest_current(cur, inserts + updates)
-        report["retired"] = {rid: r["superseded_by"] for rid, r in retired.items()}
+        report["retired"] = {rid: r["superseded_by"] for (_, rid), r in retired.items()}
         changed |= set(retired)
-        report["written"] = sorted(changed)
-        _log(cur, sorted(changed))
+        report["written"] = sorted({rid for _, rid in changed})
+        _log(cur, changed)
     return report
 
 
-# For each predecessor: every record that superseded it, followed along ``superseded_by`` to the current
-# head of its chain (two people's chains of edits from one record end in two heads).
+# For each predecessor (project, id): every record that superseded it, followed along ``superseded_by`` to the
+# current head of its chain (two people's chains of edits from one record end in two heads). Within one project.
 _HEADS = """
-WITH RECURSIVE walk (pred, succ, id, superseded_at, superseded_by, depth) AS (
-  SELECT supersedes, id, id, superseded_at, superseded_by, 0 FROM agentctx.records WHERE supersedes = ANY(%s)
+WITH RECURSIVE walk (project_id, pred, succ, id, superseded_at, superseded_by, depth) AS (
+  SELECT project_id, supersedes, id, id, superseded_at, superseded_by, 0 FROM agentctx.records
+  WHERE (project_id, supersedes) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
   UNION ALL
-  SELECT w.pred, w.succ, r.id, r.superseded_at, r.superseded_by, w.depth + 1
-  FROM walk w JOIN agentctx.records r ON r.id = w.superseded_by
+  SELECT w.project_id, w.pred, w.succ, r.id, r.superseded_at, r.superseded_by, w.depth + 1
+  FROM walk w JOIN agentctx.records r ON r.project_id = w.project_id AND r.id = w.superseded_by
   WHERE w.superseded_at IS NOT NULL AND w.depth < 100)
 SELECT w.pred, w.succ, s.recorded_at AS succ_recorded_at, s.valid_from AS succ_valid_from,
        h.id, h.project_id, h.key, h.recorded_at, h.valid_from
-FROM walk w JOIN agentctx.records h ON h.id = w.id JOIN agentctx.records s ON s.id = w.succ
+FROM walk w JOIN agentctx.records h ON h.project_id = w.project_id AND h.id = w.id
+JOIN agentctx.records s ON s.project_id = w.project_id AND s.id = w.succ
 WHERE w.superseded_at IS NULL"""
 
 
@@ -212,27 +226,29 @@ def _order(rec: dict) -> tuple[str, str]:
     return rec["recorded_at"], rec["id"]
 
 
-def _newest_current(cur, touched: list[dict]) -> dict[str, dict]:
-    """Apply the newer-current rule around the records just written; {id: retirement} of those retired.
+def _newest_current(cur, touched: list[dict]) -> dict[tuple[str, str], dict]:
+    """Apply the newer-current rule around the records just written; {(project, id): retirement} of those
+    retired.
 
     Groups: the current heads of the chains that start from one record (two people superseded it, maybe
     several times each), and the current records holding one key in one project. A predecessor ends up
     superseded by the first record of the winning chain."""
-    preds = sorted({r["supersedes"] for r in touched if r["supersedes"]})
+    preds = sorted({(r["project_id"], r["supersedes"]) for r in touched if r["supersedes"]})
     keyed = {(r["project_id"], r["key"]) for r in touched if r["key"] and not r["superseded_at"]}
-    heads: dict[str, dict[str, dict]] = {}  # predecessor -> {head id: head}
-    first: dict[tuple[str, str], dict] = {}  # (predecessor, head id) -> the successor that chain starts with
-    head_of: dict[tuple[str, str], str] = {}  # (predecessor, successor) -> its chain's head
+    heads: dict[tuple[str, str], dict[str, dict]] = {}  # (project, predecessor) -> {head id: head}
+    first: dict[tuple, dict] = {}  # (project, predecessor, head id) -> the successor that chain starts with
+    head_of: dict[tuple, str] = {}  # (project, predecessor, successor) -> its chain's head
     if preds:
-        for row in cur.execute(_HEADS, (preds,)).fetchall():
+        for row in cur.execute(_HEADS, _pairs(preds)).fetchall():
             row = _times(row)
+            pid = row["project_id"]
             head = {k: row[k] for k in ("id", "project_id", "key", "recorded_at", "valid_from")}
             succ = {"id": row["succ"], "recorded_at": row["succ_recorded_at"], "valid_from": row["succ_valid_from"]}
-            heads.setdefault(row["pred"], {})[head["id"]] = head
-            head_of[(row["pred"], succ["id"])] = head["id"]
-            seen = first.get((row["pred"], head["id"]))
+            heads.setdefault((pid, row["pred"]), {})[head["id"]] = head
+            head_of[(pid, row["pred"], succ["id"])] = head["id"]
+            seen = first.get((pid, row["pred"], head["id"]))
             if seen is None or _order(succ) > _order(seen):
-                first[(row["pred"], head["id"])] = succ
+                first[(pid, row["pred"], head["id"])] = succ
     groups = [list(group.values()) for group in heads.values()]
     if keyed:
         by_key: dict[tuple[str, str], list[dict]] = {}
@@ -243,26 +259,33 @@ def _newest_current(cur, touched: list[dict]) -> dict[str, dict]:
             if (rec["project_id"], rec["key"]) in keyed:
                 by_key.setdefault((rec["project_id"], rec["key"]), []).append(rec)
         groups += list(by_key.values())
-    retired = rules.newest_current(groups)
+    per_project: dict[str, list[list[dict]]] = {}
+    for group in groups:  # every group lies within one project, where ids are unique
+        per_project.setdefault(group[0]["project_id"], []).append(group)
+    retired: dict[tuple[str, str], dict] = {}
+    for pid, its_groups in per_project.items():
+        retired.update({(pid, rid): r for rid, r in rules.newest_current(its_groups).items()})
     winners = {}
-    for pred, group in heads.items():
-        standing = [h for h in group.values() if h["id"] not in retired]
+    for (pid, pred), group in heads.items():
+        standing = [h for h in group.values() if (pid, h["id"]) not in retired]
         if standing:
-            winners[pred] = first[(pred, max(standing, key=_order)["id"])]
+            winners[(pid, pred)] = first[(pid, pred, max(standing, key=_order)["id"])]
     if winners:
-        for pred in cur.execute("SELECT id, recorded_at, valid_from, superseded_at, superseded_by "
-                                "FROM agentctx.records WHERE id = ANY(%s)", (sorted(winners),)).fetchall():
+        for pred in cur.execute("SELECT project_id, id, recorded_at, valid_from, superseded_at, superseded_by "
+                                f"FROM agentctx.records WHERE {_IN_PAIRS}", _pairs(winners)).fetchall():
             pred = _times(pred)
-            succ = winners[pred["id"]]
+            pid = pred["project_id"]
+            succ = winners[(pid, pred["id"])]
             if pred["superseded_at"] is None:  # still current here: its successor's author retires it
-                retired[pred["id"]] = rules.retirement(pred, succ)
-            elif head_of.get((pred["id"], pred["superseded_by"])) != head_of[(pred["id"], succ["id"])]:
-                retired[pred["id"]] = {"superseded_at": pred["superseded_at"], "superseded_by": succ["id"],
-                                       "valid_to": None}
+                retired[(pid, pred["id"])] = rules.retirement(pred, succ)
+            elif head_of.get((pid, pred["id"], pred["superseded_by"])) != head_of[(pid, pred["id"], succ["id"])]:
+                retired[(pid, pred["id"])] = {"superseded_at": pred["superseded_at"], "superseded_by": succ["id"],
+                                              "valid_to": None}
     if retired:
         cur.executemany("UPDATE agentctx.records SET superseded_at = %s, superseded_by = %s, "
-                        "valid_to = COALESCE(%s, valid_to) WHERE id = %s",
-                        [(r["superseded_at"], r["superseded_by"], r["valid_to"], rid) for rid, r in retired.items()])
+                        "valid_to = COALESCE(%s, valid_to) WHERE project_id = %s AND id = %s",
+                        [(r["superseded_at"], r["superseded_by"], r["valid_to"], pid, rid)
+                         for (pid, rid), r in retired.items()])
     return retired
 
 
@@ -270,28 +293,30 @@ def _times(row: dict) -> dict:
     return {k: (clock.to_iso(v) if k in _TIMES and v is not None else v) for k, v in row.items()}
 
 
-def _log(cur, record_ids: list[str], op: str = "upsert") -> None:
-    """Append one change per record (under CHANGE_LOCK) and stamp each record with it."""
-    if record_ids:
+def _log(cur, keys, op: str = "upsert") -> None:
+    """Append one change per record ((project, id) pairs, under CHANGE_LOCK) and stamp each record with it."""
+    if keys:
         cur.execute("WITH c AS (INSERT INTO agentctx.changes (project_id, record_id, op) "
-                    "SELECT project_id, id, %s FROM agentctx.records WHERE id = ANY(%s) RETURNING seq, record_id) "
-                    "UPDATE agentctx.records r SET seq = c.seq FROM c WHERE r.id = c.record_id", (op, record_ids))
+                    f"SELECT project_id, id, %s FROM agentctx.records WHERE {_IN_PAIRS} "
+                    "RETURNING seq, project_id, record_id) "
+                    "UPDATE agentctx.records r SET seq = c.seq FROM c "
+                    "WHERE r.project_id = c.project_id AND r.id = c.record_id", (op, *_pairs(keys)))
 
 
 def purge(conn, items: list[tuple[str, str]]) -> list[str]:
     """Purge records ({record id, project id} pairs) from the server: the row is deleted, a tombstone
     and a ``purge`` change are written (ids only). Records of projects this role cannot see are left
-    alone. The ids purged."""
+    alone (row-level security hides them: nothing says whether they exist). The ids purged."""
     done = []
     if not items:
         return done
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHANGE_LOCK,))
         for rid, pid in items:
-            row = conn.execute("DELETE FROM agentctx.records WHERE id = %s RETURNING project_id", (rid,)).fetchone()
-            pid = row[0] if row else pid
             if conn.execute("SELECT 1 FROM agentctx.projects WHERE id = %s", (pid,)).fetchone() is None:
                 continue
+            row = conn.execute("DELETE FROM agentctx.records WHERE project_id = %s AND id = %s RETURNING id",
+                               (pid, rid)).fetchone()
             new = conn.execute("INSERT INTO agentctx.purged (id, project_id) VALUES (%s, %s) ON CONFLICT DO NOTHING "
                                "RETURNING id", (rid, pid)).fetchone()
             if row is None and new is None:
@@ -315,7 +340,8 @@ def pull(conn, cursor: int, limit: int) -> tuple[list[dict], int]:
     rows = cur.execute(
         f"SELECT c.seq, c.op, c.record_id, c.project_id AS change_project, r.id AS found, "
         f"{', '.join('r.' + k for k in rules.WIRE)} "
-        "FROM agentctx.changes c LEFT JOIN agentctx.records r ON r.id = c.record_id AND r.seq = c.seq "
+        "FROM agentctx.changes c LEFT JOIN agentctx.records r "
+        "ON r.project_id = c.project_id AND r.id = c.record_id AND r.seq = c.seq "
         "WHERE c.seq > %s ORDER BY c.seq LIMIT %s", (cursor, limit)).fetchall()
     out = []
     for row in rows:

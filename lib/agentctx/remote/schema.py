@@ -175,7 +175,19 @@ def s003_record_identity(conn) -> None:
     conn.execute("CREATE INDEX records_supersedes ON agentctx.records (project_id, supersedes)")
     conn.execute("ALTER TABLE agentctx.purged DROP CONSTRAINT purged_pkey")
     conn.execute("ALTER TABLE agentctx.purged ADD PRIMARY KEY (project_id, id)")
-    conn.execute("ALTER FUNCTION agentctx.change_stamp() SECURITY DEFINER SET search_path = pg_catalog, agentctx")
+    conn.execute("""
+        CREATE FUNCTION agentctx.next_change() RETURNS bigint LANGUAGE sql VOLATILE SECURITY DEFINER
+        SET search_path = pg_catalog AS $$ SELECT nextval('agentctx.change_seq') $$""")
+    conn.execute("REVOKE ALL ON FUNCTION agentctx.next_change() FROM PUBLIC")
+    conn.execute(f"GRANT EXECUTE ON FUNCTION agentctx.next_change() TO {MEMBER_ROLE}")
+    conn.execute("""
+        CREATE OR REPLACE FUNCTION agentctx.change_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          NEW.seq := agentctx.next_change();
+          NEW.author := current_user;
+          NEW.at := now();
+          RETURN NEW;
+        END $$""")
     conn.execute(f"REVOKE ALL ON SEQUENCE agentctx.change_seq FROM {MEMBER_ROLE}, PUBLIC")
     for view in STATISTICS_VIEWS:  # row and change counts of every table, other teams' rows included
         try:
@@ -265,3 +277,26 @@ def remove_member(conn, role: str, team: str) -> None:
     with conn.transaction():
         conn.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(check_role(team)),
                                                          sql.Identifier(check_role(role))))
+
+
+SCRUBBED = ("records", "purged", "changes", "projects")
+
+
+def scrub(conn) -> dict:
+    """After purges: rewrite the agentctx tables so deleted rows' text is gone from their files
+    (``VACUUM FULL``: a new copy of each table and its indexes, the old files removed), then a
+    ``CHECKPOINT`` so the WAL that still holds the text can be recycled. Run as the tables' owner on an
+    autocommit connection; ``VACUUM FULL`` locks each table briefly. What stays: WAL segments kept for
+    replicas, ``wal_keep_size`` or an archive, and backups (see the docs). {"vacuumed": [...],
+    "checkpoint": bool}."""
+    done: dict = {"vacuumed": [], "checkpoint": False}
+    for table in SCRUBBED:
+        conn.execute(f"VACUUM (FULL, ANALYZE) agentctx.{table}")
+        done["vacuumed"].append(table)
+    try:
+        conn.execute("CHECKPOINT")  # superuser, or pg_checkpoint (PostgreSQL 15+)
+        done["checkpoint"] = True
+    except Exception as exc:  # noqa: BLE001 - not allowed to: the server's next checkpoint does it
+        done["checkpoint_error"] = " ".join(str(exc).split())[:200]
+    return done
+

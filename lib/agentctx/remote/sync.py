@@ -54,10 +54,13 @@ class Sync:
         self.shares = optin.shared(conn)
         self.accepted: set[str] = set()
         self._counted: set[str] = set()
+        # Known here but not shared with this remote: a pull never writes into them.
+        self.unshared = {p["id"] for p in store.known_projects(conn)} - set(self.shares)
         self.report: dict = {
             "remote": self.name, "status": "ok", "pushed": 0, "unchanged": 0, "pulled": 0, "conflicts_resolved": 0,
             "purged_on_server": 0, "purged_here": 0, "withheld": {}, "redacted": 0, "refused_projects": {},
-            "skipped": 0, "complete": True, "shared_projects": sorted(self.shares)}
+            "skipped": 0, "refused": 0, "refused_why": {}, "rejected": {}, "complete": True,
+            "shared_projects": sorted(self.shares)}
 
     def out_of_time(self) -> bool:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -141,7 +144,7 @@ class Sync:
 
     def _send(self, server, entries: list[dict]) -> None:
         send, done, _ = self._sort(entries)
-        result = client.push(server, [{k: v for k, v in row.items() if k != "_entry"} for row in send])
+        result = self._push(server, [{k: v for k, v in row.items() if k != "_entry"} for row in send])
         written = set(result["written"])
         self.report["pushed"] += sum(1 for r in send if r["id"] in written)
         self.report["unchanged"] += result["unchanged"]
@@ -153,6 +156,32 @@ class Sync:
             store.outbox_done(self.conn, self.name, [(e["record_id"], e["version"]) for e in
                                                      done + [r["_entry"] for r in send] if e["version"] is not None])
 
+    def _push(self, server, rows: list[dict]) -> dict:
+        """``client.push``; when the server refuses the batch for what is in it (not for being offline),
+        the rows are pushed one at a time and each refused one is reported once (``rejected``, the log)
+        and left out, so the rest of the sync goes on."""
+        try:
+            return client.push(server, rows)
+        except Exception as exc:
+            if _failure_kind(exc) != "error" or isinstance(exc, client.RemoteError):
+                raise
+            if len(rows) == 1:
+                rid = rows[0]["id"]
+                if rid in self.report["rejected"]:  # the full push and the outbox may both carry it
+                    return {"written": [], "unchanged": 0, "purged": [], "retired": {}}
+                self.report["rejected"][rid] = client.one_line(exc)
+                log("remote", f"{self.name}: record {rid} of project {rows[0]['project_id']} was refused by the "
+                    f"server and is left out of this sync: {client.one_line(exc)}")
+                return {"written": [], "unchanged": 0, "purged": [], "retired": {}}
+        out: dict = {"written": [], "unchanged": 0, "purged": [], "retired": {}}
+        for row in rows:
+            one = self._push(server, [row])
+            out["written"] += one["written"]
+            out["unchanged"] += one["unchanged"]
+            out["purged"] += one["purged"]
+            out["retired"].update(one["retired"])
+        return out
+
     # -- pull ------------------------------------------------------------------------------------------
 
     def pull(self, server) -> None:
@@ -163,10 +192,13 @@ class Sync:
             changes, new_cursor = client.pull(server, cursor, PULL_PAGE)
             if new_cursor == cursor:
                 return
-            for change in changes:  # first, each in its own transaction (a crash repeats them harmlessly)
-                if change["op"] == "purge":
-                    self.report["purged_here"] += bool(purge_here(self.conn, change["record_id"],
-                                                                  change["project_id"], self.name))
+            purges = [c for c in changes if c["op"] == "purge"]
+            owners = store.owners(self.conn, [c["record_id"] for c in purges])
+            for change in purges:  # first, each in its own transaction (a crash repeats them harmlessly)
+                if self._foreign(change, owners.get(change["record_id"])):
+                    continue
+                self.report["purged_here"] += bool(purge_here(self.conn, change["record_id"],
+                                                              change["project_id"], self.name))
             upserts = [c for c in changes if c["op"] == "upsert"]
             # Short local transactions (hooks write to this store too), each with the cursor it reached.
             for start in range(0, max(len(upserts), 1), APPLY_CHUNK):
@@ -177,7 +209,29 @@ class Sync:
                     store.set_state(self.conn, self.name, cursor=reached)
             cursor = self.remote["cursor"] = new_cursor
 
+    def _foreign(self, change: dict, owner: str | None) -> bool:
+        """True (counted, logged with both project ids) when applying this change would write outside
+        its project: the id belongs to another project here, or its project is not shared with this
+        remote, or the record names another project than its change."""
+        rid, pid = change["record_id"], change["project_id"]
+        srv = change.get("record") or {}
+        if srv and srv.get("project_id") != pid:
+            kind, why = "mismatched project", f"its record names project {srv.get('project_id')}"
+        elif owner is not None and owner != pid:
+            kind, why = "id of another project", f"that id belongs to project {owner} here"
+        elif pid in self.unshared:
+            kind, why = "project not shared", "that project is not shared with this remote here"
+        else:
+            return False
+        self.report["refused"] += 1
+        self.report["refused_why"][kind] = self.report["refused_why"].get(kind, 0) + 1
+        log("remote", f"{self.name}: refused a pulled {change['op']} of record {rid} for project {pid}: {why}")
+        return True
+
     def _apply(self, changes: list[dict]) -> None:
+        ids = [c["record_id"] for c in changes]
+        owners = store.owners(self.conn, ids)
+        changes = [c for c in changes if not self._foreign(c, owners.get(c["record_id"]))]
         ids = [c["record_id"] for c in changes]
         local = store.local_versions(self.conn, ids)
         edited = store.edited_flags(self.conn, self.name, ids)
@@ -291,6 +345,10 @@ def sync_remote(conn: sqlite3.Connection, name: str, *, dry_run: bool = False,
         parts.append(f"purged {report['purged_on_server']} there, {report['purged_here']} here")
     if report["refused_projects"]:
         parts.append(f"{len(report['refused_projects'])} project(s) refused")
+    if report["refused"]:
+        parts.append(f"{report['refused']} pulled change(s) refused (outside their project here: see the log)")
+    if report["rejected"]:
+        parts.append(f"{len(report['rejected'])} record(s) refused by the server (see the log)")
     if not report["complete"]:
         parts.append("time box reached: the rest next time")
     line = f"ok at {started[:19]}Z: " + ", ".join(parts)

@@ -27,6 +27,7 @@ import time
 
 from agentctx import clock, kinds, paths
 from agentctx.fsio import write_atomic
+from agentctx.logs import log
 from agentctx.project import sha256
 from agentctx.store import records, teamstate
 
@@ -306,9 +307,12 @@ def _chain(conn: sqlite3.Connection, project_id: str, rid: str) -> list[dict]:
     Ids are unique in the whole store, so one taken by another project's record is an error."""
     first = records.get(conn, rid, all_projects=True)
     if first is None:
+        held_by = records.owner(conn, rid)  # in the cold partition
+        if held_by is not None and held_by != project_id:
+            raise records.ForeignRecord(rid, held_by, project_id)
         return []
     if first["project_id"] != project_id:
-        raise ValueError(f"record {rid} belongs to another project")
+        raise records.ForeignRecord(rid, first["project_id"], project_id)
     return [first, *records.lineage(conn, rid, project_id=project_id)[1]]
 
 
@@ -366,7 +370,7 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
     project_id, root = _resolve(conn, project)
     path = file_path(root)
     report: dict = {"status": "absent", "path": path, "added": [], "edited": [], "retired": [], "conflicts": [],
-                    "unchanged": 0, "errors": []}
+                    "unchanged": 0, "refused": 0, "errors": []}
     if not os.path.isfile(path):
         return report
     text, data = _read(path)
@@ -393,6 +397,9 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
                 conn.execute("ROLLBACK TO block")
                 conn.execute("RELEASE block")
                 report["errors"].append({"line": blk.line, "error": f"block {blk.id}: {exc}"})
+                if isinstance(exc, records.ForeignRecord):
+                    report["refused"] += 1
+                    log("teamsync", f"{path} line {blk.line}: {exc}")
         present = {b.id for b in blocks}
         try:
             with open(_base_path(project_id), encoding="utf-8", errors="replace") as fh:

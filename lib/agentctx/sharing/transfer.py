@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from agentctx import clock
 from agentctx.kinds import HEADINGS, TYPES
+from agentctx.logs import log
 from agentctx.store import projects as project_rows
 from agentctx.store import records
 
@@ -19,10 +20,11 @@ BATCH = 1000
 class ImportReport:
     added: int = 0
     existing: int = 0
+    refused: int = 0  # ids another project holds here (logged with both project ids)
     errors: list[tuple[int, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {"added": self.added, "existing": self.existing,
+        return {"added": self.added, "existing": self.existing, "refused": self.refused,
                 "errors": [{"line": n, "error": e} for n, e in self.errors]}
 
 
@@ -50,6 +52,13 @@ def import_jsonl(
             conn.execute("SAVEPOINT line")
             try:
                 outcome = records.restore(conn, project_id, json.loads(line))
+            except records.ForeignRecord as exc:
+                conn.execute("ROLLBACK TO line")
+                conn.execute("RELEASE line")
+                report.refused += 1
+                report.errors.append((number, f"refused: {exc}"))
+                log("import", f"line {number}: {exc}")
+                continue
             except (ValueError, TypeError, KeyError) as exc:
                 conn.execute("ROLLBACK TO line")
                 message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)

@@ -41,6 +41,23 @@ class RecordError(ValueError):
     """Bad input for a record operation; the message names the problem."""
 
 
+class ForeignRecord(RecordError):
+    """An incoming record whose id this store holds in another project: refused, never written over."""
+
+    def __init__(self, record_id: str, here: str, incoming: str):
+        super().__init__(f"record {record_id} exists here in project {here}; refused for project {incoming}")
+        self.record_id, self.here, self.incoming = record_id, here, incoming
+
+
+def owner(conn: sqlite3.Connection, record_id: str) -> str | None:
+    """The project holding this id here (current, retired or in the cold partition), or None."""
+    for table in ("records", "records_archive"):
+        row = conn.execute(f"SELECT project_id FROM {table} WHERE id = ?", (record_id,)).fetchone()
+        if row is not None:
+            return row[0]
+    return None
+
+
 def _row(row: sqlite3.Row | None) -> dict | None:
     return dict(row) if row is not None else None
 
@@ -815,8 +832,9 @@ IGNORED_FIELDS = ("project_id", "seq", "project", "claudemd_drift_score")
 def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
     """Insert one exported record as it was (history included); no transaction of its own.
 
-    Returns "added", or "exists" when a record with that id is already stored. Used by
-    import, so an export → import round trip keeps ids, both time axes and supersession.
+    Returns "added", or "exists" when this project already holds a record with that id; ForeignRecord
+    when another project holds it (never written over). Used by import, so an export → import round
+    trip keeps ids, both time axes and supersession.
     """
     if not isinstance(data, dict):
         raise RecordError("each line must be a JSON object")
@@ -831,7 +849,10 @@ def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
     rid = (data.get("id") or ids.new_id()).strip().upper()
     if not ids.is_full_id(rid):
         raise RecordError(f"id {rid!r} is not a 26-character ULID")
-    if get(conn, rid, all_projects=True) is not None:  # ids are unique across projects
+    held_by = owner(conn, rid)  # ids are unique across projects, the cold partition included
+    if held_by is not None and held_by != project_id:
+        raise ForeignRecord(rid, held_by, project_id)
+    if held_by is not None:
         return "exists"
     stamp = clock.now()
     times = {}

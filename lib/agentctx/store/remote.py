@@ -218,6 +218,17 @@ def local_versions(conn: sqlite3.Connection, record_ids: list[str]) -> dict[str,
     return out
 
 
+def owners(conn: sqlite3.Connection, record_ids: list[str]) -> dict[str, str]:
+    """{id: the project that holds it here} for these ids (current, retired or in the cold partition)."""
+    out: dict[str, str] = {}
+    for start in range(0, len(record_ids), _CHUNK):
+        part = record_ids[start:start + _CHUNK]
+        for table in ("records_archive", "records"):
+            out.update({r[0]: r[1] for r in conn.execute(
+                f"SELECT id, project_id FROM {table} WHERE id IN ({_marks(len(part))})", part)})
+    return out
+
+
 _SYNCED = ("type", "key", "title", "body", "pinned", "confidence", "valid_from", "source", "updated_at",
            "superseded_at", "superseded_by", "valid_to")
 _CONTENT = ("type", "key", "title", "body")

@@ -1,5 +1,5 @@
 """Team sync through PostgreSQL: ``agentctx remote add|remove|sync|status|share`` and the server admin's
-``agentctx remote admin migrate|team|member``. psycopg is imported only by the commands that talk to a
+``agentctx remote admin migrate|team|member|scrub``. psycopg is imported only by the commands that talk to a
 server (see ``agentctx.remote``). A purge reaches the server through ``agentctx purge``, which
 queues it for every remote."""
 
@@ -230,3 +230,22 @@ def admin_member(url, role, team, password_env, remove, as_json):
     else:
         click.echo(f"{role} {'removed from' if remove else 'is in'} team {team}"
                    + (" (role created)" if created else ""))
+
+
+@admin.command("scrub")
+@click.argument("url")
+@json_option
+def admin_scrub(url, as_json):
+    """After purges: rewrite the agentctx tables (VACUUM FULL) and checkpoint, so purged text is gone
+    from the server's table files and its WAL can be recycled (replicas, WAL archives and backups keep
+    their copies: see docs)."""
+    from agentctx.sharing.remote import schema
+
+    with _admin_conn(url) as conn:
+        done = schema.scrub(conn)
+    if as_json:
+        dump(done)
+    else:
+        click.echo(f"rewritten: {', '.join(done['vacuumed'])}; checkpoint: "
+                   + ("done" if done["checkpoint"] else f"not allowed ({done.get('checkpoint_error', '')})"))
+
