@@ -327,7 +327,7 @@ def test_import_json_report_and_dry_run(run: Run, tmp_path: Path) -> None:
     assert store_state() == before, "--dry-run stores nothing"
     assert "would import 2 records" in ok(run("import", str(src), "--dry-run")).stdout
     report = as_json(run("import", str(src), "--json"))
-    assert report == {"added": 2, "existing": 0, "errors": [report["errors"][0]]}
+    assert report == {"added": 2, "existing": 0, "refused": 0, "errors": [report["errors"][0]]}
     assert report["errors"][0]["line"] == 2 and report["errors"][0]["error"].startswith("JSONDecodeError")
     assert len(as_json(run("list", "--json"))) == 2
     again = as_json(run("import", str(src), "--json"))
@@ -433,7 +433,7 @@ def test_export_json_import_is_lossless(run: Run, home: Path, tmp_path: Path,
     monkeypatch.setenv("AGENTCTX_HOME", str(tmp_path / "fresh"))
     monkeypatch.setenv("AGENTCTX_NOW", "2026-09-09T09:09:09Z")  # import time must not leak into any field
     report = as_json(run("import", str(dump), "--json"))
-    assert report == {"added": 7, "existing": 0, "errors": []}
+    assert report == {"added": 7, "existing": 0, "refused": 0, "errors": []}
     assert paths.db_path() == str(tmp_path / "fresh" / "agentctx.db")
     restored = rows()
     assert set(restored) == set(original)
@@ -444,7 +444,7 @@ def test_export_json_import_is_lossless(run: Run, home: Path, tmp_path: Path,
     got = as_json(run("get", a["id"], "--json"))[0]
     assert got["superseded_chain"] and got["superseded_by"] == got["superseded_chain"][0]
     # importing the same dump again adds nothing
-    assert as_json(run("import", str(dump), "--json")) == {"added": 0, "existing": 7, "errors": []}
+    assert as_json(run("import", str(dump), "--json")) == {"added": 0, "existing": 7, "refused": 0, "errors": []}
 
 
 # ---------------------------------------------------------------- status, digest, inject

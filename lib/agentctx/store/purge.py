@@ -49,3 +49,61 @@ def delete(conn: sqlite3.Connection, record_id: str, project_id: str) -> dict[st
                      "e.from_id = nodes.id OR e.to_id = nodes.id) AND NOT EXISTS (SELECT 1 FROM record_entities re "
                      "WHERE re.entity_id = nodes.id)", (project_id,))
     return done
+
+
+def _like(mark: str) -> str:
+    return "%" + mark.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def used_elsewhere(conn: sqlite3.Connection, record_id: str, word: str, skip_types: tuple[str, ...]) -> bool:
+    """Whether any other record (any project, the cold partition included) but those of ``skip_types``
+    holds ``word`` in its title or body."""
+    marks = ",".join("?" * len(skip_types)) or "''"
+    for table in TABLES:
+        row = conn.execute(f"SELECT 1 FROM {table} WHERE id != ? AND type NOT IN ({marks}) AND "
+                           "(title LIKE ? ESCAPE '\\' OR body LIKE ? ESCAPE '\\') LIMIT 1",
+                           (record_id, *skip_types, _like(word), _like(word))).fetchone()
+        if row is not None:
+            return True
+    return False
+
+
+def quoting(conn: sqlite3.Connection, project_id: str, marks: list[str]) -> list[dict]:
+    """This project's records (any status, the cold partition included) whose title or body holds one of
+    ``marks``: {id, type, title, body, table}."""
+    out: list[dict] = []
+    if not marks:
+        return out
+    where = " OR ".join(["title LIKE ? ESCAPE '\\' OR body LIKE ? ESCAPE '\\'"] * len(marks))
+    args = [x for m in marks for x in (_like(m), _like(m))]
+    for table in TABLES:
+        out += [{**dict(r), "table": table} for r in conn.execute(
+            f"SELECT id, type, title, body FROM {table} WHERE project_id = ? AND ({where})", (project_id, *args))]
+    return out
+
+
+def rewrite(conn: sqlite3.Connection, table: str, record_id: str, title: str, body: str) -> None:
+    """Replace a derived record's text (a handover regenerated without a purged record's words)."""
+    if table not in TABLES:
+        raise ValueError(table)
+    conn.execute(f"UPDATE {table} SET title = ?, body = ? WHERE id = ?", (title, body, record_id))
+
+
+def forget_expansion(conn: sqlite3.Connection, stems: list[str]) -> int:
+    """Records whose retrieval expansion (``terms``, ``context``: word stems of their session neighbours
+    and related words) holds one of these stems: both cleared and queued to be worked out again by the
+    next consolidation pass. How many."""
+    total = 0
+    for stem in stems:
+        pattern = _like(f" {stem} ")
+        for table in TABLES:
+            cols = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+            if not {"terms", "context"} <= cols:
+                continue
+            pending = ", expand_pending = 1" if "expand_pending" in cols else ""
+            total += conn.execute(
+                f"UPDATE {table} SET context = NULL, terms = NULL{pending} WHERE "
+                f"(' ' || COALESCE(context, '') || ' ') LIKE ? ESCAPE '\\' OR "
+                f"(' ' || COALESCE(terms, '') || ' ') LIKE ? ESCAPE '\\'", (pattern, pattern)).rowcount
+    return total
+

@@ -31,12 +31,13 @@ def forget_(c: Ctx, ref, as_json):
 @pass_ctx
 def purge_(c: Ctx, ref, yes, dry_run, as_json):
     """Remove a record from every place on disk: store, archive, search index, vectors, digests, anchors,
-    logs and the team file. Says what it removed."""
+    handovers quoting it, neighbours' search expansion, logs, the team file, the CLAUDE.md lines agentctx
+    wrote for it and stores moved aside as damaged. Says what it removed, and names what it cannot."""
     from agentctx.maintenance import forgetting
 
     if not yes and not dry_run:
         raise click.UsageError("purge cannot be undone: add --yes (or --dry-run to see what it would remove)")
-    report = forgetting.purge(c.conn, c.project.id, ref, dry_run=dry_run)
+    report = forgetting.purge(c.conn, c.project.id, ref, dry_run=dry_run, edit_claude_md=True)
     if as_json:
         dump(report)
         return
@@ -75,6 +76,26 @@ def describe(report: dict) -> str:
     if report.get("remotes"):
         lines.append(f"  team remotes: {'would queue' if report['dry_run'] else 'queued'} for "
                      f"{', '.join(report['remotes'])} (gone from the server and teammates' stores at the next sync)")
+    if report.get("derived"):
+        lines.append(f"  handovers: {verb} the lines quoting it from {report['derived']} (titles regenerated)")
+    if report.get("expansion"):
+        lines.append(f"  search expansion: {verb} {report['expansion']} neighbour(s)' derived words "
+                     "(worked out again at the next consolidation)")
+    for other in report.get("quoted_by") or []:
+        lines.append(f"  still quoted by {other['type']} {other['id']} (yours): {other['command']}")
+    claude = report.get("claude_md") or {}
+    for where in claude.get("removed", []):
+        lines.append(f"  CLAUDE.md: {verb} the line agentctx wrote for it ({where})")
+    for named in claude.get("named", []):
+        lines.append(f"  CLAUDE.md: {named['path']}:{named['line']} names it: {named['command']}")
+    aside = report.get("moved_aside") or {}
+    for copy in aside.get("cleaned", []):
+        lines.append(f"  moved-aside store: {verb} it from {copy}")
+    for named in aside.get("named", []):
+        lines.append(f"  moved-aside store {named['path']} cannot be opened ({named['error']}): {named['command']}")
+    if report.get("remotes"):
+        lines.append("  team servers keep deleted rows in their table files and WAL until their admin runs "
+                     "`agentctx remote admin scrub URL`")
     if report.get("team_file_error"):
         lines.append(f"  team file: not checked ({report['team_file_error']})")
     return "\n".join(lines)

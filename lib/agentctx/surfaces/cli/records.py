@@ -238,8 +238,8 @@ def import_(c: Ctx, source, dry_run, as_json):
         for number, error in report.errors:
             click.echo(f"line {number}: {error}", err=True)
         verb = "would import" if dry_run else "imported"
-        click.echo(f"{verb} {report.added} records, {report.existing} already present, "
-                   f"{report.refused} refused (their ids belong to another project here), "
+        refused = f"{report.refused} refused (their ids belong to another project here), " if report.refused else ""
+        click.echo(f"{verb} {report.added} records, {report.existing} already present, {refused}"
                    f"{len(report.errors) - report.refused} bad lines")
     if report.errors and not report.added and not report.existing:
         sys.exit(1)
