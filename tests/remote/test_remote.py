@@ -676,7 +676,7 @@ def test_a_pull_never_overwrites_a_record_of_another_project_or_an_unshared_one(
     bob = Client(tmp_path / "bob", team.url(bob_role))
     # Alice's private project on the same machine: never shared.
     private = project.detect(str(make_repo(tmp_path / "alice" / "notes", OTHER_ORIGIN)))
-    project.register(alice.conn, private)
+    projects.register(alice.conn, private)
     mine = records.add(alice.conn, private.id, type="decision", title="My private salary negotiation notes")
     alice.add("Shared: the API is REST")
     alice.sync()
@@ -772,7 +772,7 @@ def test_import_and_the_team_file_refuse_an_id_of_another_project(home, tmp_path
     private = project.detect(str(make_repo(tmp_path / "notes", OTHER_ORIGIN)))
     shared = project.detect(str(make_repo(tmp_path / "widgets", ORIGIN)))
     for p in (private, shared):
-        project.register(conn, p)
+        projects.register(conn, p)
     mine = records.add(conn, private.id, type="decision", title="Private: the office door code")
     line = json.dumps({"id": mine["id"], "type": "decision", "title": "HIJACKED via import"})
     report = transfer.import_jsonl(conn, shared.id, [line, json.dumps({"type": "decision", "title": "Fine one"})])

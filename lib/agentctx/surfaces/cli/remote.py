@@ -239,7 +239,7 @@ def admin_scrub(url, as_json):
     """After purges: rewrite the agentctx tables (VACUUM FULL) and checkpoint, so purged text is gone
     from the server's table files and its WAL can be recycled (replicas, WAL archives and backups keep
     their copies: see docs)."""
-    from agentctx.sharing.remote import schema
+    from agentctx.remote import schema
 
     with _admin_conn(url) as conn:
         done = schema.scrub(conn)

@@ -13,7 +13,7 @@ import pytest
 
 from agentctx import clock, project
 from agentctx.consolidation import consolidate
-from agentctx.store import db, integrity, records
+from agentctx.store import db, integrity, projects, records
 from agentctx.surfaces.mcp_tools import Service
 from tests.support.cli import agentctx
 from tests.support.damage import fts_rows
@@ -25,7 +25,7 @@ KINDS = ("averages", "leaves")
 def seed(repo: Path, n: int = 120) -> project.Project:
     conn = db.connect()
     proj = project.detect(str(repo))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     with db.transaction(conn):
         for i in range(n):
             records.insert(conn, proj.id, type="decision", title=f"Decision {i} about the kafka topic t{i}",

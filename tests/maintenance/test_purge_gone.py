@@ -13,9 +13,10 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from agentctx import clock, project
-from agentctx.sharing import daylog, teamsync
-from agentctx.store import db, records, sessions
+from agentctx import project
+from agentctx.capture import handover as handovers
+from agentctx.sharing import teamsync
+from agentctx.store import db, projects, records, sessions
 from tests.support.cli import agentctx
 from tests.support.hooks import context_of, run_hook
 
@@ -65,7 +66,7 @@ def test_a_purged_records_words_are_nowhere_after_purge_consolidation_and_the_ne
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     conn = db.connect()
     proj = project.detect(str(repo))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     prompt = f"Move the ledger migrations to {WORDS[0]} and {WORDS[1]}, please"
     with db.transaction(conn):
         sessions.start(conn, "s1", proj.id, proj.root, "startup")
@@ -78,7 +79,7 @@ def test_a_purged_records_words_are_nowhere_after_purge_consolidation_and_the_ne
     after = records.add(conn, proj.id, type="convention", title="Migrations are reviewed by two people",
                         body="One of them owns the schema.", session_id="s1")
     keep = records.add(conn, proj.id, type="decision", title="Invoices are PDFs rendered with WeasyPrint")
-    daylog.derive_handover(conn, proj, "s1", str(transcript(tmp_path, prompt)))
+    handovers.derive_handover(conn, proj, "s1", str(transcript(tmp_path, prompt)))
     head = records.current(conn, proj.id, types=["handover"], limit=1)[0]
     assert WORDS[0] in head["title"]  # the handover is titled with the session's first prompt
     teamsync.export(conn, proj, create=True)
