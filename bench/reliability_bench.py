@@ -21,7 +21,13 @@
 5. **Inputs that used to take minutes**: ``observe.segments`` on 692 KiB of ``VAR=x`` words, PreCompact
    with 10 MB of custom instructions (a process), and the SessionEnd hook's wall time.
 
-Writes bench/results/reliability.{json,md}.
+6. **Trust (issue 22)**, also alone with ``--trust-only``: FTS rows replaced by random bytes of the same length
+   (averages, structure, leaves, docsize), each answered by the CLI, the prompt hook and MCP, the index rebuilt
+   and the next SessionStart told; the purge grep (a record's made-up words in every file of the data dir and
+   the repository after purge, the next consolidation and the next session, all processes); attacks on a real
+   PostgreSQL by a teammate and by another team's member; kill -9 of `agentctx remote sync` while writers run.
+
+Writes bench/results/reliability.{json,md} (``--trust-only``: reliability-trust.{json,md}).
 """
 
 from __future__ import annotations
@@ -562,6 +568,451 @@ def pathological(work: str, runs: int) -> dict:
             "session_end_in_the_hook_ms": stats(times["in_the_hook"])}
 
 
+# -- trust (issue 22): FTS row damage, the purge grep, team-server attacks, kill -9 and writers during sync -----
+
+FTS_KINDS = {  # records_fts_data / shadow rows replaced with random bytes of the same length
+    "averages": ("records_fts_data", "id = 1"),
+    "structure": ("records_fts_data", "id = 10"),
+    "leaves": ("records_fts_data", "id > 10"),
+    "docsize": ("records_fts_docsize", "1"),
+}
+
+
+def _cli(home: str, *args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    full = {**os.environ, **(env or {}), "AGENTCTX_HOME": home}
+    full.pop("AGENTCTX_NOW", None)
+    return subprocess.run([os.path.join(ROOT, "bin", "agentctx"), *args], capture_output=True, text=True, env=full,
+                          timeout=timeout)
+
+
+def _hook(name: str, payload: dict, home: str) -> subprocess.CompletedProcess:
+    env = hook_env(home)
+    env.pop("AGENTCTX_NOW", None)
+    return subprocess.run(["sh", LAUNCH, name], input=json.dumps(payload).encode(), capture_output=True, env=env,
+                          timeout=300)
+
+
+def _seed_store(home: str, n: int) -> tuple[str, object]:
+    os.makedirs(home, exist_ok=True)
+    os.environ["AGENTCTX_HOME"] = home
+    from agentctx import clock, project
+    from agentctx.store import db, projects, records
+
+    repo = os.path.join(home, "repo")
+    os.makedirs(os.path.join(repo, ".git"), exist_ok=True)
+    with open(os.path.join(repo, ".git", "config"), "w") as fh:
+        fh.write('[remote "origin"]\n\turl = git@github.com:bench/trust.git\n')
+    conn = db.connect(os.path.join(home, "agentctx.db"))
+    proj = project.detect(repo)
+    projects.register(conn, proj)
+    with db.transaction(conn):
+        for i in range(n):
+            records.insert(conn, proj.id, type="decision", title=f"Decision {i} about the kafka topic t{i}",
+                           body="Partitioned by account. " * 10, stamp=clock.now())
+    conn.close()
+    return repo, proj
+
+
+def fts_damage(work: str, *, trials: int, seed: int) -> dict:
+    """Each kind of FTS row damage, ``trials`` random byte patterns each; after each: `agentctx search` (a
+    process), the UserPromptSubmit hook (a process) and the MCP service answer with the expected record,
+    the index passes FTS5's integrity check afterwards and the next SessionStart says it was rebuilt."""
+    from agentctx.store import integrity
+
+    rnd = random.Random(seed)
+    out: dict = {"kinds": {}, "trials": 0, "held": 0}
+    for kind, (table, where) in FTS_KINDS.items():
+        held = tried = undetected = 0
+        for t in range(trials):
+            home = os.path.join(work, f"fts-{kind}-{t}")
+            repo, proj = _seed_store(home, 150)
+            db_path = os.path.join(home, "agentctx.db")
+            conn = sqlite3.connect(db_path)
+            col = "block" if table == "records_fts_data" else "sz"
+            rows = conn.execute(f"SELECT id, length({col}) FROM {table} WHERE {where}").fetchall()
+            for rid, size in rows:
+                conn.execute(f"UPDATE {table} SET {col} = ? WHERE id = ?", (rnd.randbytes(size or 1), rid))
+            conn.commit()
+            conn.close()
+            check = sqlite3.connect(db_path)
+            if integrity.fts_problem(check) is None:
+                undetected += 1  # the bytes happened to decode: nothing to find, nothing to recover
+                check.close()
+                continue
+            check.close()
+            tried += 1
+            want = f"Decision {7 + t} about the kafka topic t{7 + t}"
+            s = _cli(home, "--project", repo, "search", f"kafka topic t{7 + t}", "--json")
+            ok_cli = s.returncode == 0 and "Traceback" not in s.stderr and want in s.stdout
+            os.environ["AGENTCTX_HOME"] = home
+            p = _hook("user_prompt_submit", {"session_id": f"fts-{t}", "cwd": repo, "hook_event_name": "UserPromptSubmit",
+                                             "prompt": f"how is the kafka topic t{7 + t} partitioned?",
+                                             "transcript_path": "/nonexistent.jsonl"}, home)
+            ok_hook = p.returncode == 0 and want in p.stdout.decode(errors="replace")
+            from agentctx.surfaces.mcp_tools import Service
+
+            service = Service(repo)
+            try:
+                ok_mcp = want in service.search(f"kafka topic t{7 + t}")
+            finally:
+                service.close()
+            check = sqlite3.connect(db_path)
+            ok_index = integrity.fts_problem(check) is None
+            check.close()
+            start = _hook("session_start", {"session_id": f"fts-s-{t}", "cwd": repo, "hook_event_name": "SessionStart",
+                                            "source": "startup", "transcript_path": "/nonexistent.jsonl"}, home)
+            ok_told = "full-text index" in start.stdout.decode(errors="replace")
+            held += ok_cli and ok_hook and ok_mcp and ok_index and ok_told
+        out["kinds"][kind] = {"rows": len(rows), "tried": tried, "held": held, "bytes_that_decoded": undetected}
+        out["trials"] += tried
+        out["held"] += held
+    return out
+
+
+PURGE_STAGES = ("before purge", "after purge", "after the next consolidation", "after the next session")
+
+
+def _traces(words: list[str], *folders: str) -> list[str]:
+    found = re.compile("|".join(map(re.escape, words)).encode(), re.IGNORECASE)
+    hits = []
+    for folder in folders:
+        for dirpath, _, names in os.walk(folder):
+            for name in names:
+                path = os.path.join(dirpath, name)
+                try:
+                    with open(path, "rb") as fh:
+                        if found.search(fh.read()):
+                            hits.append(os.path.relpath(path, folder))
+                except OSError:
+                    continue
+    return hits
+
+
+def purge_grep(work: str, *, trials: int, seed: int) -> dict:
+    """A record whose two made-up words agentctx copies everywhere it can (handover titled with the first
+    prompt, anchors, session data, neighbours' expansion, digest, daily log, team file, CLAUDE.md through
+    `sync --yes`, a store moved aside): files holding either word at each stage, all steps processes."""
+    rnd = random.Random(seed)
+    per_stage = {s: 0 for s in PURGE_STAGES}
+    examples: list[str] = []
+    for t in range(trials):
+        home = os.path.join(work, f"purge-{t}")
+        repo, proj = _seed_store(home, 40)
+        words = ["".join(rnd.choice("bcdfghklmnprstvz") + rnd.choice("aeiou") for _ in range(5)) for _ in range(2)]
+        os.environ["AGENTCTX_HOME"] = home
+        from agentctx.capture import handover
+        from agentctx.sharing import teamsync
+        from agentctx.store import db, records, sessions
+
+        conn = db.connect(os.path.join(home, "agentctx.db"))
+        with db.transaction(conn):
+            sessions.start(conn, "s1", proj.id, proj.root, "startup")
+        records.add(conn, proj.id, type="discovery", title="The nightly job runs on the old runner", session_id="s1")
+        target = records.add(conn, proj.id, type="decision", title=f"Ledger migrations run through {words[0]}",
+                             body=f"{words[0]} applies them; {words[1]} keeps the audit trail.", session_id="s1")
+        records.add(conn, proj.id, type="convention", title="Migrations are reviewed by two people", session_id="s1")
+        transcript = os.path.join(work, f"purge-{t}.jsonl")
+        with open(transcript, "w") as fh:
+            fh.write(json.dumps({"type": "user", "sessionId": "s1", "uuid": "u1", "message": {
+                "role": "user", "content": f"Move the ledger migrations to {words[0]} and {words[1]}"}}) + "\n")
+        handover.derive_handover(conn, proj, "s1", transcript)
+        teamsync.export(conn, proj, create=True)
+        conn.close()
+        _cli(home, "--project", repo, "consolidate", "--no-embeddings")
+        _cli(home, "--project", repo, "sync", "--yes")
+        side = sqlite3.connect(os.path.join(home, "agentctx.db.corrupt-20260101T000000000000Z"))
+        src = sqlite3.connect(os.path.join(home, "agentctx.db"))
+        src.backup(side)
+        src.close()
+        side.close()
+        per_stage["before purge"] += len(_traces(words, home, repo))
+        _cli(home, "--project", repo, "purge", target["id"], "--yes")
+        found = _traces(words, home, repo)
+        per_stage["after purge"] += len(found)
+        examples += found
+        _cli(home, "--project", repo, "consolidate", "--no-embeddings")
+        found = _traces(words, home, repo)
+        per_stage["after the next consolidation"] += len(found)
+        examples += found
+        for name, extra in (("session_start", {"hook_event_name": "SessionStart", "source": "startup"}),
+                            ("user_prompt_submit", {"hook_event_name": "UserPromptSubmit",
+                                                    "prompt": "how do the ledger migrations run?"})):
+            _hook(name, {"session_id": "s2", "cwd": repo, "transcript_path": "/nonexistent.jsonl", **extra}, home)
+        found = _traces(words, home, repo)
+        per_stage["after the next session"] += len(found)
+        examples += found
+    return {"trials": trials, "files_with_the_words": per_stage,
+            "held": trials if not any(per_stage[s] for s in PURGE_STAGES[1:]) else 0, "examples": sorted(set(examples))[:10]}
+
+
+def _team_server(work: str):
+    """A PostgreSQL server (tests/support/postgres.py) with the schema, teams red and blue; (server, db, urls,
+    pgpass path, admin conn factory) or None when none can start here."""
+    from tests.support import postgres
+
+    if postgres.unavailable():
+        return None
+    server = postgres.Server().start()
+    name = "trust"
+    server.create_database(name)
+    from agentctx.remote import schema
+
+    with server.admin(name) as conn:
+        schema.migrate(conn)
+        for team in ("red", "blue"):
+            schema.add_team(conn, team)
+    passwords = {}
+    for role, team in (("alice", "red"), ("bob", "red"), ("mallory", "blue")):
+        passwords[role] = f"pw-{role}-{random.random()}"
+        with server.admin(name) as conn:
+            schema.add_member(conn, role, team, password=passwords[role])
+    pgpass = postgres.write_pgpass(os.path.join(work, "pgpass"), passwords)
+    os.environ["PGPASSFILE"] = pgpass
+    urls = {role: server.dsn(name, role) for role in passwords}
+    return server, name, urls, pgpass
+
+
+def _client(work: str, who: str, url: str, origin: str = "git@github.com:bench/trust.git", share: bool = True):
+    from agentctx import project
+    from agentctx.store import db, projects
+    from agentctx.store import remote as store
+
+    home = os.path.join(work, who)
+    repo = os.path.join(home, "repo")
+    os.makedirs(os.path.join(repo, ".git"), exist_ok=True)
+    with open(os.path.join(repo, ".git", "config"), "w") as fh:
+        fh.write(f'[remote "origin"]\n\turl = {origin}\n')
+    conn = db.connect(os.path.join(home, "agentctx.db"))
+    proj = project.detect(repo)
+    projects.register(conn, proj)
+    store.add(conn, "team", url)
+    if share:
+        store.set_share(conn, proj.id, True)
+    return conn, proj, home, repo
+
+
+def _plant(conn, project_id: str, record_id: str, title: str) -> None:
+    conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, valid_from, "
+                 "recorded_at) VALUES (%s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
+                 (record_id, project_id, title))
+    conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'upsert')",
+                 (project_id, record_id))
+    conn.execute("UPDATE agentctx.records SET seq = (SELECT max(seq) FROM agentctx.changes WHERE record_id = %s AND "
+                 "project_id = %s) WHERE id = %s AND project_id = %s", (record_id, project_id, record_id, project_id))
+
+
+def team_attacks(work: str) -> dict:
+    """Attacks by a teammate (same team) and by a member of another team, each tried and checked."""
+    setup = _team_server(work)
+    if setup is None:
+        return {"skipped": "no PostgreSQL here"}
+    server, name, urls, _ = setup
+    import psycopg
+
+    from agentctx import project
+    from agentctx.remote import client
+    from agentctx.remote import sync as engine
+    from agentctx.store import projects, records
+
+    results: dict[str, bool] = {}
+    try:
+        alice, aproj, ahome, _ = _client(work, "alice", urls["alice"])
+        bob, bproj, _, _ = _client(work, "bob", urls["bob"])
+        mal, mproj, _, _ = _client(work, "mallory", urls["mallory"], origin="git@github.com:blue/other.git")
+        private_repo = os.path.join(ahome, "private")
+        os.makedirs(os.path.join(private_repo, ".git"), exist_ok=True)
+        private = project.detect(private_repo)
+        projects.register(alice, private)
+        mine = records.add(alice, private.id, type="decision", title="Private notes")
+        records.add(alice, aproj.id, type="decision", title="Shared decision")
+        waiting = records.add(alice, aproj.id, type="decision", title="Not pushed yet")
+        engine.sync_remote(bob, "team")
+        records.add(mal, mproj.id, type="decision", title="Blue decision")
+        engine.sync_remote(mal, "team")
+        with client.connect(urls["mallory"]) as m:  # squat an id red has not pushed yet
+            _plant(m, mproj.id, waiting["id"], "squatted")
+        first = engine.sync_remote(alice, "team")
+        results["another team's squatted id does not block my push"] = first["status"] == "ok" and first["pushed"] >= 2
+        with client.connect(urls["bob"]) as b:
+            _plant(b, aproj.id, mine["id"], "HIJACKED")
+            b.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, 'p', 'red')", (private.id,))
+            _plant(b, private.id, mine["id"], "HIJACKED again")
+            b.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
+                      (aproj.id, mine["id"]))
+        rep = engine.sync_remote(alice, "team")
+        kept = records.get(alice, mine["id"], private.id)
+        results["teammate's row with my private id in a shared project refused"] = kept["title"] == "Private notes"
+        results["teammate's row in my unshared project refused"] = rep["refused_why"].get("project not shared", 0) >= 1
+        results["teammate's purge of my private id refused"] = kept is not None
+        results["refusals counted in the report"] = rep["refused"] == 3
+        with client.connect(urls["mallory"]) as m:
+            errs = []
+            for rid in (waiting["id"], "01JZZZZZZZZZZZZZZZZZZZZZZ9"):
+                try:
+                    _plant(m, aproj.id, rid, "probe")
+                    errs.append("written")
+                except psycopg.Error as exc:
+                    errs.append(type(exc).__name__ + str(exc).replace(rid, "ID"))
+            results["writing into another team's project: same error whether the id exists"] = (
+                errs[0] == errs[1] and errs[0] != "written")
+            for label, sql in (("read the change sequence", "SELECT last_value FROM agentctx.change_seq"),
+                               ("advance the change sequence", "SELECT nextval('agentctx.change_seq')"),
+                               ("pg_stat_user_tables", "SELECT n_live_tup FROM pg_stat_user_tables"),
+                               ("pg_statio_user_tables", "SELECT * FROM pg_statio_user_tables"),
+                               ("pg_sequences", "SELECT last_value FROM pg_sequences")):
+                try:
+                    m.execute(sql).fetchall()
+                    results[f"member cannot {label}"] = False
+                except psycopg.errors.InsufficientPrivilege:
+                    results[f"member cannot {label}"] = True
+            with server.admin(name) as a:
+                a.execute("ANALYZE agentctx.records")
+            results["pg_stats hides the records table"] = m.execute(
+                "SELECT count(*) FROM pg_stats WHERE schemaname = 'agentctx' AND tablename = 'records'").fetchone()[0] == 0
+            results["other team's rows invisible"] = m.execute(
+                "SELECT count(*) FROM agentctx.records WHERE project_id = %s", (aproj.id,)).fetchone()[0] == 0
+            results["other team's changes invisible"] = m.execute(
+                "SELECT count(*) FROM agentctx.changes WHERE project_id = %s", (aproj.id,)).fetchone()[0] == 0
+            results["update of other team's rows touches nothing"] = m.execute(
+                "UPDATE agentctx.records SET title = 'x' WHERE project_id = %s", (aproj.id,)).rowcount == 0
+            results["delete of other team's rows touches nothing"] = m.execute(
+                "DELETE FROM agentctx.records WHERE project_id = %s", (aproj.id,)).rowcount == 0
+            try:
+                m.execute("DELETE FROM agentctx.changes")
+                results["change log append-only"] = False
+            except psycopg.Error:
+                results["change log append-only"] = True
+        with server.admin(name) as a:
+            a.execute("ALTER TABLE agentctx.records ADD CONSTRAINT no_drafts CHECK (title NOT LIKE 'DRAFT%')")
+        records.add(alice, aproj.id, type="decision", title="DRAFT refused by the server")
+        good = records.add(alice, aproj.id, type="decision", title="Fine after the draft")
+        rep = engine.sync_remote(alice, "team")
+        results["an unmergeable row is reported once and the rest syncs"] = (
+            rep["status"] == "ok" and len(rep["rejected"]) == 1 and
+            bool(server_rows(server, name, good["id"])))
+    finally:
+        server.stop()
+    return {"attacks": len(results), "held": sum(results.values()), "each": results}
+
+
+def server_rows(server, name: str, record_id: str) -> int:
+    with server.admin(name) as a:
+        return a.execute("SELECT count(*) FROM agentctx.records WHERE id = %s", (record_id,)).fetchone()[0]
+
+
+def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, seed: int) -> dict:
+    """`agentctx remote sync` (a process) killed with SIGKILL at random moments while record writers and
+    hooks write to the same store; then a full sync and a teammate's sync: every record exactly once on the
+    server and in the teammate's store, nothing "locked", the store sound."""
+    setup = _team_server(work)
+    if setup is None:
+        return {"skipped": "no PostgreSQL here"}
+    server, name, urls, pgpass = setup
+    rnd = random.Random(seed)
+    from agentctx.remote import sync as engine
+    from agentctx.store import records
+
+    try:
+        alice, aproj, ahome, arepo = _client(work, "alice-k", urls["alice"])
+        bob, bproj, _, _ = _client(work, "bob-k", urls["bob"])
+        alice.close()
+        env = hook_env(ahome)
+        env.pop("AGENTCTX_NOW", None)
+        env["PGPASSFILE"] = pgpass
+        procs = [subprocess.Popen([sys.executable, "-c", WRITER, ROOT, str(w), str(per_writer), aproj.id],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                 for w in range(writers)]
+        killed = 0
+        errors = ""
+        for _ in range(kills):
+            p = subprocess.Popen([os.path.join(ROOT, "bin", "agentctx"), "remote", "sync"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+            time.sleep(rnd.uniform(0.3, 2.5))
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                killed += 1
+            _, err = p.communicate()
+            errors += err or ""
+        outs = [p.communicate(timeout=900) for p in procs]
+        errors += "".join(e for _, e in outs)
+        final = _cli(ahome, "remote", "sync", "--json", env={"PGPASSFILE": pgpass})
+        from agentctx.store import db
+
+        alice = db.connect(os.path.join(ahome, "agentctx.db"))
+        engine.sync_remote(bob, "team")
+        mine = {r["id"] for r in records.dump(alice, aproj.id) if r["title"].startswith("bench writer ")}
+        theirs = {r["id"] for r in records.dump(bob, bproj.id) if r["title"].startswith("bench writer ")}
+        with server.admin(name) as a:
+            on_server = a.execute("SELECT id, count(*) FROM agentctx.records WHERE title LIKE 'bench writer %' "
+                                  "GROUP BY id").fetchall()
+        sound = _sound(ahome)
+        alice.close()
+    finally:
+        server.stop()
+    return {"sync_processes": kills, "killed": killed, "writers": writers, "records_written": writers * per_writer,
+            "records_here": len(mine), "on_server": len(on_server),
+            "duplicates_on_server": sum(1 for _, n in on_server if n > 1),
+            "missing_on_server": len(mine - {i for i, _ in on_server}), "missing_at_teammate": len(mine - theirs),
+            "locked_errors": len(LOCKED.findall(errors)), "final_sync_exit": final.returncode,
+            "final_sync": {k: v.get("status") for k, v in _json_or(final.stdout).items()}, **sound}
+
+
+def _json_or(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def trust_held(r: dict) -> bool:
+    d, g, a, k = (r.get(n) or {} for n in ("fts_damage", "purge_grep", "team_attacks", "sync_under_fire"))
+    return (d.get("held") == d.get("trials") and g.get("held") == g.get("trials")
+            and ("skipped" in a or a.get("held") == a.get("attacks"))
+            and ("skipped" in k or (k.get("missing_on_server") == 0 and k.get("duplicates_on_server") == 0
+                                    and k.get("missing_at_teammate") == 0 and k.get("locked_errors") == 0)))
+
+
+def run_trust(work: str, result: dict, *, quick: bool, seed: int) -> None:
+    """The trust sections (issue 22), into ``result``."""
+    print("FTS row damage ...", flush=True)
+    result["fts_damage"] = fts_damage(work, trials=2 if quick else 6, seed=seed)
+    print("purge grep ...", flush=True)
+    result["purge_grep"] = purge_grep(work, trials=1 if quick else 3, seed=seed)
+    print("team-server attacks ...", flush=True)
+    result["team_attacks"] = team_attacks(work)
+    print("kill -9 and writers during sync ...", flush=True)
+    result["sync_under_fire"] = sync_under_fire(work, kills=3 if quick else 10, writers=2 if quick else 4,
+                                                per_writer=100 if quick else 300, seed=seed)
+
+
+def trust_markdown(r: dict) -> list[str]:
+    lines = []
+    d = r.get("fts_damage")
+    if d:
+        each = ", ".join(f"{k} {v['held']}/{v['tried']}" for k, v in d["kinds"].items())
+        lines.append(f"| FTS rows replaced by random bytes of the same length ({each}; held = CLI search, prompt hook "
+                     f"and MCP answer, index sound after, next SessionStart told) | {d['held']} of {d['trials']} held |")
+    g = r.get("purge_grep")
+    if g:
+        st = g["files_with_the_words"]
+        lines.append(f"| purge grep ({g['trials']} records, words copied to {st['before purge']} files first) | files "
+                     f"still holding them: {st['after purge']} after purge, {st['after the next consolidation']} after "
+                     f"the next consolidation, {st['after the next session']} after the next session |")
+    a = r.get("team_attacks")
+    if a:
+        lines.append("| team-server attacks, two teams (teammate hijacks, squatting, probes, statistics) | "
+                     + (a["skipped"] if "skipped" in a else f"{a['held']} of {a['attacks']} held") + " |")
+    k = r.get("sync_under_fire")
+    if k:
+        lines.append("| kill -9 during `remote sync` with writers running | " + (k["skipped"] if "skipped" in k else
+                     f"{k['killed']} of {k['sync_processes']} syncs killed, {k['writers']} writers x "
+                     f"{k['records_written'] // max(k['writers'], 1)}: {k['missing_on_server']} missing on the server, "
+                     f"{k['duplicates_on_server']} duplicated, {k['missing_at_teammate']} missing at the teammate, "
+                     f"{k['locked_errors']} \"locked\", store {'sound' if k.get('integrity_ok') and k.get('fts_ok') else 'NOT sound'}") + " |")
+    return lines
+
+
 # -- report ----------------------------------------------------------------------------------------------
 
 def markdown(r: dict) -> str:
@@ -601,6 +1052,7 @@ def markdown(r: dict) -> str:
         f"process (as shipped) / the same work inside the hook (before) | {p['session_end_hook_ms']['median']} / "
         f"{p['session_end_in_the_hook_ms']['median']} ms median, {p['session_end_hook_ms']['p95']} / "
         f"{p['session_end_in_the_hook_ms']['p95']} p95 |",
+        *trust_markdown(r),
         "", "Examples of real-text lines redaction changed:", "",
         *[f"- `{e}`" for e in x["real_text"]["examples"]],
     ]
@@ -616,6 +1068,7 @@ def main() -> int:
     ap.add_argument("--writers", type=int, default=None, help="record-writer processes (default 6; quick 3)")
     ap.add_argument("--kills", type=int, default=None, help="kill -9 trials (default 12; quick 3)")
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--trust-only", action="store_true", help="only the trust sections (issue 22); writes reliability-trust*")
     ap.add_argument("--out", default=os.path.join(BENCH, "results"))
     args = ap.parse_args()
     quick = args.quick
@@ -623,6 +1076,21 @@ def main() -> int:
     result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
               f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
               "command": "uv run --group dev python bench/reliability_bench.py" + (" --quick" if quick else "")}
+    if args.trust_only:
+        result["command"] += " --trust-only"
+        with tempfile.TemporaryDirectory(prefix="agentctx-reliability-") as work:
+            run_trust(work, result, quick=quick, seed=args.seed)
+        name = "reliability-trust-quick" if quick else "reliability-trust"
+        os.makedirs(args.out, exist_ok=True)
+        text = "\n".join(["# Reliability benchmark: trust (issue 22)", "",
+                          f"Measured {result['when']} on {result['machine']}. Command: `{result['command']}`.", "",
+                          "| what | result |", "|---|---|", *trust_markdown(result)]) + "\n"
+        with open(os.path.join(args.out, f"{name}.json"), "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1, ensure_ascii=False)
+        with open(os.path.join(args.out, f"{name}.md"), "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(text)
+        return 0 if trust_held(result) else 1
     with tempfile.TemporaryDirectory(prefix="agentctx-reliability-") as work:
         print("redaction ...", flush=True)
         result["redaction"] = redaction(runs=10 if quick else 30)
@@ -638,6 +1106,7 @@ def main() -> int:
         print("fuzzing the hooks ...", flush=True)
         result["fuzz"] = fuzz(work, n=args.fuzz or (700 if quick else 6000), process_sample=30 if quick else 300,
                               seed=args.seed)
+        run_trust(work, result, quick=quick, seed=args.seed)
     name = "reliability-quick" if quick else "reliability"
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"{name}.json"), "w", encoding="utf-8") as fh:
@@ -647,7 +1116,8 @@ def main() -> int:
     print(markdown(result))
     ok = (result["concurrency"]["records_lost"] == 0 and result["concurrency"]["locked_errors"] == 0
           and result["fuzz"]["nonzero_exits"] == 0 and result["fuzz"]["tracebacks"] == 0
-          and result["kill"]["trials_sound"] == result["kill"]["kills"] and result["redaction"]["leaked"] == 0)
+          and result["kill"]["trials_sound"] == result["kill"]["kills"] and result["redaction"]["leaked"] == 0
+          and trust_held(result))
     return 0 if ok else 1
 
 

@@ -31,7 +31,17 @@ def _alive(pid: int) -> bool:
         return True
     except OSError:
         return False
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process that exited but was never reaped (its parent was killed and, in a container, nothing
+    reaps orphans): ``os.kill(pid, 0)`` still succeeds, yet it holds nothing (Linux ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class Lock:
