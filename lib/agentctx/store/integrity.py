@@ -67,6 +67,8 @@ def fts_problem(conn: sqlite3.Connection) -> str | None:
         rows = conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         return str(exc)
+    except MemoryError:  # SQLITE_NOMEM: a damaged length in the index asked for an absurd allocation
+        return "the index asked for an impossible amount of memory (a damaged length)"
     return None if indexed == rows else f"the index holds {indexed} rows, records {rows}"
 
 
@@ -103,7 +105,7 @@ def rebuild_fts(path: str) -> str:
                 conn.execute(f"INSERT INTO {FTS}({FTS}) VALUES ('rebuild')")
             if fts_problem(conn) is None:
                 return "rebuilt"
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, MemoryError):
             pass
         create = _drop_entries(conn)
     finally:

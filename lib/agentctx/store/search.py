@@ -425,7 +425,7 @@ def _after_error(conn, project_id, words, types, include_superseded, reference) 
     try:
         if integrity.verify_fts(conn, "search"):
             return _indexed(conn, project_id, words, None, types, include_superseded, reference)
-    except sqlite3.DatabaseError:
+    except (sqlite3.DatabaseError, MemoryError):
         pass
     try:
         return _like(conn, project_id, words, types, include_superseded, reference)
@@ -458,7 +458,8 @@ def search(
     if words:
         try:
             hits = _indexed(conn, project_id, words, counts, types, include_superseded, reference)
-        except sqlite3.DatabaseError:  # no FTS5, or a damaged index: verified (and rebuilt), then a scan
+        except (sqlite3.DatabaseError, MemoryError):  # no FTS5, or a damaged index (SQLITE_NOMEM from a damaged
+            # length is a MemoryError): verified and rebuilt, then searched again or scanned
             hits = _after_error(conn, project_id, words, types, include_superseded, reference)
     if relative_floor and hits:
         best = max(h.relevance for h in hits)
