@@ -96,6 +96,22 @@ def test_mcp_search_on_damaged_index_rows(home, repo, kind):
     assert fts_ok(home)
 
 
+def test_a_damaged_length_that_makes_sqlite_run_out_of_memory_is_damage_too(home, repo):
+    """These bytes in the segment list make FTS5 ask for an impossible allocation (SQLITE_NOMEM, which
+    Python raises as MemoryError, not as a database error): still found, rebuilt, answered."""
+    seed(repo, 150)
+    damaged(home, "structure", seed_=33)
+    conn = sqlite3.connect(home / "agentctx.db")
+    try:
+        assert "memory" in integrity.fts_problem(conn)
+    finally:
+        conn.close()
+    r = agentctx(home, "--project", str(repo), "search", "kafka topic t7", "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert json.loads(r.stdout)[0]["title"] == "Decision 7 about the kafka topic t7"
+    assert fts_ok(home)
+
+
 def test_the_consolidation_pass_checks_the_index_first_and_every_later_step_runs(home, repo):
     proj = seed(repo)
     damaged(home, "leaves", seed_=7)

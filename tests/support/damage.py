@@ -58,13 +58,14 @@ def damage_leaf(db: Path, table: str) -> int:
 def fts_rows(db: Path, kind: str, seed: int = 0) -> int:
     """Replace rows of the FTS index's ``records_fts_data`` with random bytes of the same length (the file's
     pages stay well-formed: ``PRAGMA integrity_check`` passes). ``kind``: ``averages`` (row 1, FTS5's
-    running totals) or ``leaves`` (the segment leaves, ids above 10). The rows replaced."""
+    running totals), ``structure`` (row 10, the segment list) or ``leaves`` (the segment leaves, ids above
+    10). The rows replaced."""
     import random
 
     rnd = random.Random(seed)
     conn = sqlite3.connect(db)
     try:
-        where = "id = 1" if kind == "averages" else "id > 10"
+        where = {"averages": "id = 1", "structure": "id = 10", "leaves": "id > 10"}[kind]
         rows = conn.execute(f"SELECT id, length(block) FROM records_fts_data WHERE {where}").fetchall()
         for rid, size in rows:
             block = bytearray(rnd.randbytes(size))
