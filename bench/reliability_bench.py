@@ -690,18 +690,18 @@ PURGE_STAGES = ("before purge", "after purge", "after the next consolidation", "
 
 def _traces(words: list[str], *folders: str) -> list[str]:
     found = re.compile("|".join(map(re.escape, words)).encode(), re.IGNORECASE)
-    hits = []
+    hits: dict[str, None] = {}  # by real path: the repository may lie inside the data dir
     for folder in folders:
         for dirpath, _, names in os.walk(folder):
             for name in names:
-                path = os.path.join(dirpath, name)
+                path = os.path.realpath(os.path.join(dirpath, name))
                 try:
                     with open(path, "rb") as fh:
                         if found.search(fh.read()):
-                            hits.append(os.path.relpath(path, folder))
+                            hits[path] = None
                 except OSError:
                     continue
-    return hits
+    return [os.path.relpath(p, folders[0]) for p in hits]
 
 
 def purge_grep(work: str, *, trials: int, seed: int) -> dict:
