@@ -156,9 +156,10 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
                 failed[rel] = f"uv exited {done.returncode}: " + (lines[-1] if lines else "")
         except (OSError, subprocess.SubprocessError) as exc:
             failed[rel] = f"{type(exc).__name__}: {exc}"
+    envs = {rel: found for rel in todo if rel not in failed and (found := _describe(uv, root, rel, env))}
     seconds = round(time.monotonic() - started, 1)
     outcome = {"status": "failed" if failed else "done", "root": root, "finished": time.time(),
-               "seconds": seconds, "scripts": len(todo), "failed": failed}
+               "seconds": seconds, "scripts": len(todo), "failed": failed, "envs": envs}
     if path:
         _write(path, outcome)
     if failed:
@@ -168,6 +169,42 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
     else:
         log("prepare", f"{len(todo)} script environments ready in {seconds} s")
     return outcome
+
+
+_DESCRIBE = ("import json, sys, sysconfig; print(json.dumps({'python': sys.executable, 'version': '%d.%d' % "
+             "sys.version_info[:2], 'paths': list(dict.fromkeys(sysconfig.get_path(k) for k in ('purelib', 'platlib')))}))")
+
+
+def _describe(uv: str | None, root: str, rel: str, env: dict[str, str]) -> dict | None:
+    """{python, version, paths (site-packages)} of a prepared script's environment, or None."""
+    import subprocess
+
+    if uv is None:
+        return None
+    try:
+        python = subprocess.run([uv, "python", "find", "--script", os.path.join(root, rel)], env=env, cwd=root,
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60).stdout.strip()
+        if not python:
+            return None
+        done = subprocess.run([python, "-c", _DESCRIBE], env=env, cwd=root, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=60)
+        found = json.loads(done.stdout)
+        return found if isinstance(found, dict) and isinstance(found.get("paths"), list) else None
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def use_packages(root: str, rel: str) -> bool:
+    """Put the site-packages of the prepared environment of script ``rel`` on ``sys.path`` (after lib/), so a
+    process started by another Python of the same version (mcp/launch.sh) imports its packages. False when
+    that environment is not prepared or has another Python version (then the process does without)."""
+    state = _read(marker(root)) or {}
+    found = (state.get("envs") or {}).get(rel) if isinstance(state.get("envs"), dict) else None
+    if not isinstance(found, dict) or found.get("version") != "%d.%d" % sys.version_info[:2]:
+        return False
+    paths_ = [p for p in found.get("paths") or [] if isinstance(p, str) and os.path.isdir(p) and p not in sys.path]
+    sys.path[1:1] = paths_
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
