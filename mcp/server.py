@@ -28,7 +28,7 @@ sys.dont_write_bytecode = False  # cache lib/agentctx bytecode even where PYTHON
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "lib"))
 
-if sys.version_info < (3, 10):  # launch.sh found only an old Python: it lets uv pick one
+if sys.version_info < (3, 10):  # noqa: UP036 - launch.sh found only an old Python: it lets uv pick one
     os.environ["AGENTCTX_MCP_VIA_UV"] = "1"
     os.execv("/bin/sh", ["sh", os.path.join(ROOT, "mcp", "launch.sh")])
 

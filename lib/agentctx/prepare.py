@@ -200,7 +200,7 @@ def use_packages(root: str, rel: str) -> bool:
     that environment is not prepared or has another Python version (then the process does without)."""
     state = _read(marker(root)) or {}
     found = (state.get("envs") or {}).get(rel) if isinstance(state.get("envs"), dict) else None
-    if not isinstance(found, dict) or found.get("version") != "%d.%d" % sys.version_info[:2]:
+    if not isinstance(found, dict) or found.get("version") != f"{sys.version_info[0]}.{sys.version_info[1]}":
         return False
     paths_ = [p for p in found.get("paths") or [] if isinstance(p, str) and os.path.isdir(p) and p not in sys.path]
     sys.path[1:1] = paths_
