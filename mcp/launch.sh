@@ -1,23 +1,15 @@
 #!/bin/sh
 # Starts the agentctx MCP server (mcp/server.py) over stdio: the plugin.json mcpServers entry.
-# The server starts on the standard library, so any Python >= 3.10 runs it directly, with no uv in between
-# (uv run costs 0.1-0.4 s per start and, in the first session after an install, waits for downloads):
-# $AGENTCTX_PYTHON, else the first python3 on PATH or in the usual places, real binaries before
-# version-manager shims (~50 ms each). Without one (or when server.py finds it older than 3.10, it sets
-# AGENTCTX_MCP_VIA_UV), uv runs it: found by lib/find_uv.sh (Claude Code may give MCP servers a minimal
-# PATH). Without either: one line on stderr and exit 127, so Claude Code shows the server as failed.
+# The server starts on the standard library, so a Python 3 found by lib/find_python.sh runs it directly, with
+# no uv in between (uv run costs 0.1-0.4 s per start and, in the first session after an install, waits for
+# downloads). Without one (or when server.py finds it older than 3.10 and sets AGENTCTX_MCP_VIA_UV), uv runs
+# it: found by lib/find_uv.sh (Claude Code may give MCP servers a minimal PATH). Without either: one line on
+# stderr and exit 127, so Claude Code shows the server as failed.
 root=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 if [ -z "${AGENTCTX_MCP_VIA_UV:-}" ]; then
-  shim=""
-  for py in "${AGENTCTX_PYTHON:-}" "$(command -v python3 2>/dev/null)" /usr/bin/python3 /usr/local/bin/python3 \
-      /opt/homebrew/bin/python3; do
-    [ -n "$py" ] && [ -x "$py" ] || continue
-    case "$py" in
-      */shims/*) [ -n "$shim" ] || shim="$py" ;;
-      *) exec "$py" -S "$root/mcp/server.py" ;;
-    esac
-  done
-  [ -z "$shim" ] || exec "$shim" -S "$root/mcp/server.py"
+  . "$root/lib/find_python.sh"
+  find_python
+  [ -z "$py_bin" ] || exec "$py_bin" -S "$root/mcp/server.py"
 fi
 . "$root/lib/find_uv.sh"
 find_uv

@@ -45,10 +45,17 @@ class Tools(mcp_stdio.Handler):
     def open(self, session: mcp_stdio.Session) -> None:
         from agentctx import prepare
 
-        prepare.use_packages(ROOT, "mcp/server.py")
+        prepare.use_packages(ROOT, "mcp/server.py")  # looked for again on each call until open succeeds
         from agentctx.surfaces import mcp_tools
 
-        service = mcp_tools.Service()
+        try:
+            service = mcp_tools.Service()
+            service.conn()  # opens the store: creating or migrating one needs sqlite-utils
+        except ImportError as exc:
+            raise mcp_stdio.CallRefused(
+                f"agentctx cannot open its store yet: its Python packages are not installed ({exc}). They are "
+                "installed in the background when a session starts; if uv cannot install them, the first line "
+                "of the session says why. Try again later.") from None
         if not service.from_env:
             folder = _first_root(session)
             if folder:
