@@ -24,7 +24,7 @@ from agentctx import prepare
 from tests.support import bundle
 from tests.support.hooks import hook_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
