@@ -53,8 +53,9 @@ rc=$?
 if [ "$rc" -ne 0 ]; then
   # uv itself failed (e.g. offline, a proxy, a rejected certificate): one log line; SessionStart alone says,
   # once per cause, what happened and the fix (agentctx.prepare --uv-failed); every other hook is silent.
-  printf '%s launch %s: uv exited %s: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$event" "$rc" \
-    "$(grep -v '^ *$' "$errors" 2>/dev/null | tail -n 1)" >>"${TMPDIR:-/tmp}/agentctx-hooks.log" 2>/dev/null
+  said=$(grep -v '^ *$' "$errors" 2>/dev/null | tail -n 1)
+  printf '%s launch %s: uv exited %s%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$event" "$rc" "${said:+: $said}" \
+    >>"${TMPDIR:-/tmp}/agentctx-hooks.log" 2>/dev/null
   if [ "$event" = "session_start" ]; then
     . "$root/lib/find_python.sh"
     find_python
