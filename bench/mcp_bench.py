@@ -438,6 +438,10 @@ def main(argv: list[str] | None = None) -> None:
         args.runs, args.fresh, args.rounds = 5, 1, 3
     command = "uv run python bench/mcp_bench.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
     data: dict = {"machine": machine(), "sizes": sizes, "targets": TARGETS, "queries": QUERIES, "search": {}}
+    from agentctx import prepare
+
+    print("preparing the checkout's script environments (as the first SessionStart does) ...", flush=True)
+    data["prepared"] = prepare.run(ROOT, prepare.marker(ROOT))["status"]  # the server finds its packages by it
     with tempfile.TemporaryDirectory(prefix="agentctx-mcp-bench-") as work:
         for n in sizes:
             home = os.path.join(work, f"store-{n}")
