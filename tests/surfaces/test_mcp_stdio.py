@@ -72,6 +72,20 @@ def test_bad_lines_get_json_rpc_errors_and_the_server_keeps_serving(tmp_path):
     assert "Traceback" not in stderr
 
 
+def test_sigint_ends_the_server_quietly(tmp_path):
+    """Claude Code ends its MCP servers with SIGINT: exit 0, no traceback."""
+    import signal
+
+    proc = subprocess.Popen(["sh", str(ROOT / "mcp" / "launch.sh")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "AGENTCTX_HOME": str(tmp_path)})
+    proc.stdin.write((json.dumps(INIT) + "\n").encode())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    assert proc.stderr.read() == b""
+
+
 def test_utf8_both_ways_with_no_packages_on_an_existing_store(tmp_path, monkeypatch):
     from agentctx.store import db
 

@@ -96,12 +96,15 @@ class Session:
     # -- input
 
     def serve(self) -> None:
-        """Read until the client closes stdin, then close the handler."""
+        """Read until the client closes stdin (or interrupts: Claude Code sends SIGINT at its exit), then close
+        the handler."""
         try:
             for line in self.reader:
                 if line.strip():
                     self._line(line)
             self.wait_calls(10)
+        except KeyboardInterrupt:
+            pass
         finally:
             self.handler.close()
 
