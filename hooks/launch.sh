@@ -47,11 +47,24 @@ if [ -z "$uv_bin" ]; then
   exit 0
 fi
 
-"$uv_bin" run --quiet --script "$root/hooks/$event.py"
+errors="${TMPDIR:-/tmp}/agentctx-uv-$event.$$"  # uv's own messages: never shown, read only if uv failed
+"$uv_bin" run --quiet --script "$root/hooks/$event.py" 2>"$errors"
 rc=$?
 if [ "$rc" -ne 0 ]; then
-  # uv itself failed (e.g. dependencies not cached and no network): one line, exit 0.
-  printf '%s launch %s: uv exited %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$event" "$rc" \
+  # uv itself failed (e.g. offline, a proxy, a rejected certificate): one log line; SessionStart alone says,
+  # once per cause, what happened and the fix (agentctx.prepare --uv-failed); every other hook is silent.
+  said=$(grep -v '^ *$' "$errors" 2>/dev/null | tail -n 1)
+  printf '%s launch %s: uv exited %s%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$event" "$rc" "${said:+: $said}" \
     >>"${TMPDIR:-/tmp}/agentctx-hooks.log" 2>/dev/null
+  if [ "$event" = "session_start" ]; then
+    . "$root/lib/find_python.sh"
+    find_python
+    if [ -n "$py_bin" ]; then
+      PYTHONPATH="$root/lib" "$py_bin" -S -m agentctx.prepare --uv-failed "$errors" 2>/dev/null
+    else
+      printf '%s\n' '{"systemMessage": "agentctx is inactive: uv could not install its Python packages (details: agentctx-hooks.log in the temp folder)."}'
+    fi
+  fi
 fi
+rm -f "$errors"
 exit 0

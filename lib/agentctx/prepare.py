@@ -5,8 +5,13 @@ Every entry point (hooks/*.py, mcp/server.py, lib/agentctx_*.py) is a PEP 723 sc
 uv keys a script's environment by the script's path, so a new plugin folder (install or update)
 starts without any: Claude Code then starts the MCP server while uv is still downloading its packages,
 and gives up after ``MCP_TIMEOUT``. The first SessionStart of a plugin folder therefore starts one
-detached process that runs ``uv sync --script`` on every entry script, the MCP server first, and
-says once, in one line, that agentctx is getting ready. Whether a folder is prepared is machine state
+detached process that runs ``uv sync --script`` on every entry script, the MCP server first. The MCP
+server itself starts on the standard library (mcp/launch.sh runs it with any Python 3.10+), so its tools are
+there in the very first session; only where no such Python exists does SessionStart say, once, in one line
+the person sees (``systemMessage``), that they arrive in the next session. When uv cannot install (offline,
+a proxy, a rejected certificate), SessionStart says so in one line with the cause and the fix, once per cause
+(``classify``, ``notice_once``; hooks/launch.sh calls ``--uv-failed`` when uv fails before a hook runs), and
+every other hook stays silent. Whether a folder is prepared is machine state
 kept in ``<cache dir>/ready/`` (``paths.cache_dir``): deleting it only means this happens again.
 
 The check at SessionStart is one ``stat`` of a marker file (plus reading plugin.json); nothing heavy is
@@ -25,11 +30,102 @@ from agentctx import paths, spawn
 from agentctx.logs import log
 
 NOTICE = ("agentctx is getting ready: installing its Python packages in the background (first run only); "
-          "if its MCP tools are missing from this session, they are there in the next one.")
+          "its MCP tools arrive in the next session (no Python 3.10+ found to start them without those packages).")
 RETRY_FAILED_S = 3600  # a preparation that failed (e.g. offline) is tried again, quietly, after this
 RESTART_STALE_S = 1800  # one that never finished (killed, machine slept) is started again after this
 SYNC_TIMEOUT_S = 900
 FIRST = ("mcp/server.py", "hooks/session_start.py", "hooks/user_prompt_submit.py")  # needed soonest
+
+
+# Why uv could not install, from its error text (first match wins: a certificate error through a proxy is a
+# certificate error): (cause, words of uv's message in lower case, what happened, the fix).
+CAUSES = (
+    ("certificate", ("invalid peer certificate", "certificate verify failed", "unknownissuer", "self-signed certificate",
+                     "self signed certificate"),
+     "a TLS certificate was rejected, as behind a proxy or antivirus that inspects TLS",
+     "set UV_NATIVE_TLS=1 (use the system's certificates) or SSL_CERT_FILE=/path/to/its-ca.pem where Claude Code "
+     "starts, then restart it"),
+    ("offline", ("network connectivity is disabled", "network was disabled", "--offline"),
+     "uv is offline and the packages are not in its cache",
+     "let uv go online once (unset UV_OFFLINE, or `offline = true` in uv.toml), then start a new session"),
+    ("proxy", ("proxy", "tunnel error"),
+     "the proxy did not let uv through",
+     "check HTTPS_PROXY / HTTP_PROXY / NO_PROXY where Claude Code starts"),
+    ("network", ("dns error", "failed to lookup address", "connection refused", "timed out", "network is unreachable",
+                 "error sending request", "request failed after", "failed to fetch", "failed to download"),
+     "PyPI (files.pythonhosted.org) could not be reached",
+     "connect to the network (or set UV_INDEX_URL to an index you can reach), then start a new session"),
+)
+UV_NOTICE = "agentctx cannot install its Python packages with uv: {what}. Until then {effect}."
+HOOKS_OFF = "agentctx adds no context (its MCP tools work, with keyword search only)"
+ALL_OFF = "agentctx is inactive"
+SOME_OFF = "parts of agentctx are inactive"
+
+
+def classify(uv_stderr: str) -> tuple[str, str]:
+    """(cause, what happened with uv's own words and the fix) for uv's error output; cause ``uv`` and uv's last
+    line when the cause is unknown."""
+    lines = [line.strip() for line in uv_stderr.splitlines() if line.strip()]
+    text = uv_stderr.lower()
+    for cause, words, what, fix in CAUSES:
+        if any(word in text for word in words):
+            said = [line for line in lines if any(word in line.lower() for word in words)]
+            detail = said[-1].removeprefix("cause: ")[:160] if said else ""  # the deepest cause uv names
+            return cause, f"{what} (uv: {detail}). Fix: {fix}" if detail else f"{what}. Fix: {fix}"
+    return "uv", f"uv failed ({(lines[-1] if lines else 'no message')[:200]}); details in {_log_path()}"
+
+
+def _log_path() -> str:
+    from agentctx.logs import log_path
+
+    return log_path()
+
+
+def notice_once(cause: str, line: str) -> str | None:
+    """``line`` the first time ``cause`` is met since uv last succeeded, else None (one marker file per cause)."""
+    folder = os.path.join(paths.cache_dir(), "notices")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        os.close(os.open(os.path.join(folder, f"uv-{cause}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return None
+    except OSError:
+        pass  # cannot remember: say it (better twice than never)
+    return line
+
+
+def clear_notices() -> None:
+    """uv installed: a later failure is told again."""
+    folder = os.path.join(paths.cache_dir(), "notices")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith("uv-"):
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+def uv_failed(uv_stderr: str, effect: str = HOOKS_OFF) -> str | None:
+    """The one line SessionStart shows when uv could not install packages, once per cause."""
+    cause, what = classify(uv_stderr)
+    return notice_once(cause, UV_NOTICE.format(what=what, effect=effect))
+
+
+def server_starts_without_uv(root: str) -> bool:
+    """Whether mcp/launch.sh finds a Python >= 3.10 to start the MCP server on (lib/find_python.sh)."""
+    import subprocess
+
+    probe = ('. "$1/lib/find_python.sh"; find_python; [ -n "$py_bin" ] && '
+             'exec "$py_bin" -S -c "import sys; sys.exit(sys.version_info < (3, 10))"')
+    try:
+        return subprocess.run(["sh", "-c", probe, "sh", root], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 def plugin_root() -> str:
@@ -107,8 +203,9 @@ def _start(root: str, path: str) -> None:
 
 
 def at_session_start(root: str | None = None) -> str | None:
-    """Start preparing the plugin folder's script environments if that never happened; the one-line notice
-    for the user the first time, else None. Only inside Claude Code (``CLAUDE_PLUGIN_ROOT`` set): the demo
+    """Start preparing the plugin folder's script environments if that never happened; the one line for the
+    person, else None: the first time only when the MCP server cannot start without those environments, and
+    once per cause when a preparation failed. Only inside Claude Code (``CLAUDE_PLUGIN_ROOT`` set): the demo
     and tests that call the handler in-process prepare nothing. Never raises (a hook must not fail on it)."""
     try:
         root = root or os.environ.get("CLAUDE_PLUGIN_ROOT")
@@ -120,13 +217,15 @@ def at_session_start(root: str | None = None) -> str | None:
             if not _claim(path, root):
                 return None
             _start(root, path)
-            return NOTICE
+            return None if server_starts_without_uv(root) else NOTICE
         status, since = state.get("status"), state.get("finished") or state.get("started") or 0
         age = time.time() - since if isinstance(since, (int, float)) else RESTART_STALE_S
         if (status == "failed" and age >= RETRY_FAILED_S) or (status not in ("done", "failed")
                                                               and age >= RESTART_STALE_S):
             _write(path, {"status": "started", "root": root, "started": time.time(), "retry": True})
             _start(root, path)  # quietly: the user was told the first time
+        if status == "failed" and isinstance(state.get("cause"), str) and isinstance(state.get("notice"), str):
+            return notice_once(state["cause"], UV_NOTICE.format(what=state["notice"], effect=SOME_OFF))
         return None
     except Exception as exc:  # noqa: BLE001 - fail open
         log("prepare", f"not started: {type(exc).__name__}: {exc}")
@@ -143,6 +242,7 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
     env = dict(os.environ if env is None else env)
     env.pop("VIRTUAL_ENV", None)  # the hook's own environment: not the one being synced
     failed: dict[str, str] = {}
+    errors = ""  # uv's first error output, for the cause
     todo = scripts(root)
     for rel in todo:
         if uv is None:
@@ -154,11 +254,17 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
             if done.returncode != 0:
                 lines = [line for line in done.stderr.splitlines() if line.strip()]
                 failed[rel] = f"uv exited {done.returncode}: " + (lines[-1] if lines else "")
+                errors = errors or done.stderr
         except (OSError, subprocess.SubprocessError) as exc:
             failed[rel] = f"{type(exc).__name__}: {exc}"
+    envs = {rel: found for rel in todo if rel not in failed and (found := _describe(uv, root, rel, env))}
     seconds = round(time.monotonic() - started, 1)
     outcome = {"status": "failed" if failed else "done", "root": root, "finished": time.time(),
-               "seconds": seconds, "scripts": len(todo), "failed": failed}
+               "seconds": seconds, "scripts": len(todo), "failed": failed, "envs": envs}
+    if errors:
+        outcome["cause"], outcome["notice"] = classify(errors)
+    elif not failed:
+        clear_notices()
     if path:
         _write(path, outcome)
     if failed:
@@ -170,13 +276,61 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
     return outcome
 
 
+_DESCRIBE = ("import json, sys, sysconfig; print(json.dumps({'python': sys.executable, 'version': '%d.%d' % "
+             "sys.version_info[:2], 'paths': list(dict.fromkeys(sysconfig.get_path(k) for k in ('purelib', 'platlib')))}))")
+
+
+def _describe(uv: str | None, root: str, rel: str, env: dict[str, str]) -> dict | None:
+    """{python, version, paths (site-packages)} of a prepared script's environment, or None."""
+    import subprocess
+
+    if uv is None:
+        return None
+    try:
+        python = subprocess.run([uv, "python", "find", "--script", os.path.join(root, rel)], env=env, cwd=root,
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60).stdout.strip()
+        if not python:
+            return None
+        done = subprocess.run([python, "-c", _DESCRIBE], env=env, cwd=root, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=60)
+        found = json.loads(done.stdout)
+        return found if isinstance(found, dict) and isinstance(found.get("paths"), list) else None
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def use_packages(root: str, rel: str) -> bool:
+    """Put the site-packages of the prepared environment of script ``rel`` on ``sys.path`` (after lib/), so a
+    process started by another Python of the same version (mcp/launch.sh) imports its packages. False when
+    that environment is not prepared or has another Python version (then the process does without)."""
+    state = _read(marker(root)) or {}
+    found = (state.get("envs") or {}).get(rel) if isinstance(state.get("envs"), dict) else None
+    if not isinstance(found, dict) or found.get("version") != f"{sys.version_info[0]}.{sys.version_info[1]}":
+        return False
+    paths_ = [p for p in found.get("paths") or [] if isinstance(p, str) and os.path.isdir(p) and p not in sys.path]
+    sys.path[1:1] = paths_
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m agentctx.prepare", description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=plugin_root(), help="the plugin folder (default: this one)")
     ap.add_argument("--marker", default=None, help="state file to record the outcome in (default: the folder's)")
+    ap.add_argument("--uv-failed", metavar="FILE", help="uv's error output (a hook's env could not be made): print "
+                                                        "SessionStart's systemMessage for it, once per cause")
     args = ap.parse_args(argv)
+    if args.uv_failed:
+        try:
+            with open(args.uv_failed, encoding="utf-8", errors="replace") as fh:
+                errors = fh.read()[-20_000:]
+        except OSError:
+            errors = ""
+        line = uv_failed(errors, HOOKS_OFF if os.path.exists(paths.db_path()) else ALL_OFF)
+        if line:
+            print(json.dumps({"systemMessage": line}))
+        return 0
     outcome = run(args.root, args.marker or marker(args.root))
     print(json.dumps(outcome))
     return 0 if outcome["status"] == "done" else 1

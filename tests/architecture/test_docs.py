@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import os
@@ -58,16 +57,10 @@ def missing(names, text: str, fmt: str = "`{}`") -> list[str]:
 # ---- names read from the code ---------------------------------------------------------------------------------
 
 def mcp_tools() -> set[str]:
-    """The functions mcp/server.py registers with ``@mcp.tool``."""
-    tree = ast.parse((ROOT / "mcp" / "server.py").read_text(encoding="utf-8"))
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for deco in node.decorator_list:
-                target = deco.func if isinstance(deco, ast.Call) else deco
-                if isinstance(target, ast.Attribute) and target.attr == "tool":
-                    found.add(node.name)
-    return found
+    """The tools mcp/server.py serves: the names in ``agentctx.surfaces.mcp_schema.TOOLS``."""
+    from agentctx.surfaces import mcp_schema
+
+    return {tool.name for tool in mcp_schema.TOOLS}
 
 
 def hook_events() -> tuple[set[str], set[str]]:

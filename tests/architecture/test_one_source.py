@@ -4,7 +4,6 @@ clipping, atomic writes."""
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
@@ -33,18 +32,13 @@ def test_every_enum_of_the_spec_is_in_the_prompt():
 
 
 def test_the_mcp_schema_and_the_dashboard_take_their_types_from_kinds(tmp_path, monkeypatch):
-    from typing import get_args
+    from agentctx.surfaces import mcp_schema
 
     monkeypatch.setenv("AGENTCTX_HOME", str(tmp_path))
-    pytest.importorskip("mcp")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("agentctx_mcp_server", os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "mcp", "server.py"))
-    server = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(server)
-    assert get_args(server.RecordType) == kinds.TYPES
-    assert all(t in server.TYPE_HELP for t in kinds.TYPES)
+    kinds_of = {(t.name, p.name): p.kind for t in mcp_schema.TOOLS for p in t.params}
+    assert kinds_of[("ctx_record", "type")] == kinds_of[("ctx_search", "type")] == kinds.TYPES
+    assert kinds_of[("ctx_record", "scope")] == kinds.SCOPES
+    assert all(t in mcp_schema.TYPE_HELP for t in kinds.TYPES)
     pytest.importorskip("starlette")
     from agentctx.surfaces.ui import app
 

@@ -40,18 +40,25 @@ def payload(repo: Path, session: str = "s1") -> dict:
     return {"session_id": session, "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
 
 
-def test_the_first_session_start_prepares_every_environment_in_the_background_and_says_so_once(
-        tmp_path, home, repo, monkeypatch):
+@pytest.mark.parametrize("python", ["found", "none"])
+def test_the_first_session_start_prepares_every_environment_in_the_background(tmp_path, home, repo, monkeypatch,
+                                                                              python):
+    """With a Python 3.10+ the MCP server needs no environment, so nothing is said; without one (AGENTCTX_PYTHON=-)
+    its tools arrive in the next session, and one line the person sees says so, once."""
     # The plugin as installed into a new folder (a stable one: uv keeps one environment per script path).
     plugin = bundle.copy_bundle(bundle.test_cache() / "bundle" / "prepare-check")
     monkeypatch.setenv("AGENTCTX_CACHE_DIR", str(tmp_path / "cache"))  # nothing prepared yet, as on a new machine
-    env = hook_env(home, CLAUDE_PLUGIN_ROOT=str(plugin))
+    env = hook_env(home, CLAUDE_PLUGIN_ROOT=str(plugin), **({"AGENTCTX_PYTHON": "-"} if python == "none" else {}))
 
     first = subprocess.run(["sh", str(plugin / "hooks" / "launch.sh"), "session_start"], env=env,
                            input=json.dumps(payload(repo)).encode(), capture_output=True, timeout=120)
     assert first.returncode == 0, first.stderr
     out = json.loads(first.stdout)
-    assert out["systemMessage"].startswith("agentctx is getting ready") and "\n" not in out["systemMessage"]
+    if python == "none":
+        assert out["systemMessage"].startswith("agentctx is getting ready") and "\n" not in out["systemMessage"]
+        assert "MCP tools arrive in the next session" in out["systemMessage"]
+    else:
+        assert "systemMessage" not in out, out
     assert "<agentctx-context" in context_of(first)  # the digest is injected as always
 
     marker = Path(prepare.marker(str(plugin)))
@@ -60,6 +67,8 @@ def test_the_first_session_start_prepares_every_environment_in_the_background_an
     assert done["status"] == "done" and done["scripts"] == len(prepare.scripts(str(plugin))), done
     log = (home / "logs" / "agentctx.log").read_text()
     assert f"prepare {done['scripts']} script environments ready in" in log
+    server_env = done["envs"]["mcp/server.py"]  # where the stdlib-started server finds its packages
+    assert server_env["version"].startswith("3.") and any(Path(p, "numpy").is_dir() for p in server_env["paths"])
 
     # every environment exists now: the MCP server starts offline, without uv resolving or downloading anything
     server = subprocess.run([UV, "run", "--offline", "--quiet", "--script", str(plugin / "mcp" / "server.py")],
