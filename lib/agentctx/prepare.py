@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from agentctx import paths, spawn
+from agentctx import envstamp, paths, spawn
 from agentctx.logs import log
 
 NOTICE = ("agentctx is getting ready: installing its Python packages in the background (first run only); "
@@ -143,22 +143,26 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
     env = dict(os.environ if env is None else env)
     env.pop("VIRTUAL_ENV", None)  # the hook's own environment: not the one being synced
     failed: dict[str, str] = {}
+    recorded = 0
     todo = scripts(root)
     for rel in todo:
         if uv is None:
             failed[rel] = "uv not found"
             continue
         try:
+            since = time.time()
             done = subprocess.run([uv, "sync", "--quiet", "--script", os.path.join(root, rel)], env=env, cwd=root,
                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=SYNC_TIMEOUT_S)
             if done.returncode != 0:
                 lines = [line for line in done.stderr.splitlines() if line.strip()]
                 failed[rel] = f"uv exited {done.returncode}: " + (lines[-1] if lines else "")
+            elif rel.startswith("hooks/"):  # the hook launcher can now skip uv for it
+                recorded += envstamp.for_prepared(root, rel, since, env)
         except (OSError, subprocess.SubprocessError) as exc:
             failed[rel] = f"{type(exc).__name__}: {exc}"
     seconds = round(time.monotonic() - started, 1)
     outcome = {"status": "failed" if failed else "done", "root": root, "finished": time.time(),
-               "seconds": seconds, "scripts": len(todo), "failed": failed}
+               "seconds": seconds, "scripts": len(todo), "failed": failed, "recorded": recorded}
     if path:
         _write(path, outcome)
     if failed:
