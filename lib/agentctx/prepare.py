@@ -15,7 +15,6 @@ imported on that path. ``python -m agentctx.prepare --root DIR`` prepares a fold
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -23,6 +22,11 @@ import time
 
 from agentctx import envstamp, paths, spawn
 from agentctx.logs import log
+
+try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms on every SessionStart
+    from _sha1 import sha1
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha1
 
 NOTICE = ("agentctx is getting ready: installing its Python packages in the background (first run only); "
           "if its MCP tools are missing from this session, they are there in the next one.")
@@ -68,7 +72,7 @@ def _version(root: str) -> str:
 
 def marker(root: str) -> str:
     """The state file of one plugin folder and version."""
-    key = hashlib.sha1(f"{os.path.abspath(root)}\0{_version(root)}".encode()).hexdigest()[:16]
+    key = sha1(f"{os.path.abspath(root)}\0{_version(root)}".encode()).hexdigest()[:16]
     return os.path.join(paths.cache_dir(), "ready", f"{key}.json")
 
 
