@@ -2,7 +2,7 @@
 unbounded (every informative word ORed, as before issue 21), on an existing store.
 
     uv run python bench/make_store.py --home /tmp/s100k --records 100000   # once
-    uv run python bench/candidates_bench.py --home /tmp/s100k [--rounds 3]
+    uv run python bench/candidates_bench.py --home /tmp/s100k [--rounds 3] [--postings N]
 
 For each of the 30 prompts of bench/prompts.py, in-process and in a fresh session each time: what
 UserPromptSubmit would inject (``injection.turn.select``) and the top 10 of ``search.search`` with
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", required=True, help="AGENTCTX_HOME of a store built by bench/make_store.py")
     ap.add_argument("--rounds", type=int, default=3, help="runs per prompt and way; the fastest counts")
+    ap.add_argument("--postings", type=int, default=None, help="the bound to try (default: CANDIDATE_POSTINGS)")
     args = ap.parse_args(argv)
     os.environ["AGENTCTX_HOME"] = os.path.abspath(args.home)
     from make_store import project_dir
@@ -42,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
 
     proj = project.detect(project_dir(os.environ["AGENTCTX_HOME"]))
     conn = db.connect()
-    bound = search.CANDIDATE_POSTINGS
+    default = search.CANDIDATE_POSTINGS
+    bound = args.postings or default
     ways = {"bounded": bound, "unbounded": 10**12}
     times: dict[str, list[float]] = {w: [] for w in ways}
     picked: dict[str, list] = {w: [] for w in ways}
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
                                                          relative_floor=turn.RELATIVE_FLOOR)]
             times[way].append(best)
             picked[way].append((list(chosen[1]), top))
-    search.CANDIDATE_POSTINGS = bound
+    search.CANDIDATE_POSTINGS = default
     n = len(PROMPTS)
     same_injected = sum(picked["bounded"][i][0] == picked["unbounded"][i][0] for i in range(n))
     same_top3 = sum(picked["bounded"][i][1][:3] == picked["unbounded"][i][1][:3] for i in range(n))

@@ -27,7 +27,7 @@ COMMON_MIN_RECORDS = 2000
 PRERANK = 300
 # Candidate generation is bounded by the records it has to rank (``candidate_match``): the rarest words
 # until their records add up to this many; the other words find a record only where two of them meet.
-CANDIDATE_POSTINGS = 3000
+CANDIDATE_POSTINGS = 10_000  # every prompt of bench/prompts.py fits at 10k records (the most: 9,610); at 100k none does
 MAX_PAIRED = 5  # the commonest words beyond those: the rarest this many of them are paired (10 pairs at most)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -181,8 +181,8 @@ def candidate_match(words: list[str], counts: dict[str, int]) -> str:
     The rarest words, in order, while the records holding them add up to at most CANDIDATE_POSTINGS (the
     rarest one always): any record holding one is a candidate, as BM25's weight is in them. Each other
     word alone would only bring records BM25 ranks below those; a record holding two of them (of the
-    MAX_PAIRED rarest) is a candidate too. Where every word fits, this is the plain OR of them all.
-    BM25 still weighs every word of the expression, and the second stage every word of the prompt."""
+    MAX_PAIRED rarest) is a candidate too. Every word is in the expression, so BM25 weighs them all as
+    before; only the records matched differ. Where every word fits, this is the plain OR of them all."""
     ordered = sorted(words, key=lambda w: counts.get(w, 0))
     rare: list[str] = []
     postings = 0
@@ -191,8 +191,11 @@ def candidate_match(words: list[str], counts: dict[str, int]) -> str:
         if rare and postings > CANDIDATE_POSTINGS:
             break
         rare.append(word)
-    common = [w for w in ordered if w not in rare][:MAX_PAIRED]
-    pairs = [f"({phrase(a)} AND {phrase(b)})" for i, a in enumerate(common) for b in common[i + 1:]]
+    common = [w for w in ordered if w not in rare]
+    paired = common[:MAX_PAIRED]
+    pairs = [f"({phrase(a)} AND {phrase(b)})" for i, a in enumerate(paired) for b in paired[i + 1:]]
+    # The commonest words, not paired, ride with the rarest word: no record more, but BM25 still weighs them.
+    pairs += [f"({phrase(w)} AND {phrase(rare[0])})" for w in common[MAX_PAIRED:]]
     return " OR ".join([phrase(w) for w in rare] + pairs)
 
 
