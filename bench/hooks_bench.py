@@ -259,9 +259,11 @@ def resolve_interpreters(env: dict[str, str]) -> dict:
 
 
 _HOOK_IMPORTS = {  # what each hook script imports (see hooks/*.py)
-    "session_start": "agentctx.hookio, agentctx.events.session_start",
-    "user_prompt_submit": "agentctx.hookio, agentctx.events.user_prompt_submit",
-    "session_end": "agentctx.hookio, agentctx.events.session_end",
+    "session_start": "agentctx.events.frame, agentctx.events.session_start",
+    "user_prompt_submit": "agentctx.events.frame, agentctx.events.user_prompt_submit",
+    "post_tool_use": "agentctx.events.frame, agentctx.events.post_tool_use",
+    "stop": "agentctx.events.frame, agentctx.events.stop",
+    "session_end": "agentctx.events.frame, agentctx.events.session_end",
 }
 _MODULES_CODE = (
     "import sys; sys.path.insert(0, sys.argv[1]); import {imports}; "
@@ -556,7 +558,7 @@ BASELINE_LABELS = [
 
 def describe_changes(result: dict) -> str:
     """"file (used by: hook, ...)" for each file that changed while the benchmark ran."""
-    timed = {"session_start", "user_prompt_submit"}
+    timed = {"session_start", "user_prompt_submit", "post_tool_use", "stop"}
     parts = []
     for f, hooks in result.get("code_changed_during_run", {}).items():
         note = ", ".join(hooks) + ("" if timed & set(hooks) else "; not a timed hook")
