@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    uv run python bench/hooks_bench.py                 # 1k, 10k, 100k records, 40 runs per case
+    uv run python bench/hooks_bench.py                 # 1k, 10k, 100k, 300k records, 40 runs per case
+    uv run python bench/hooks_bench.py --sizes 10000,100000 --runs 15   # a modest run on a shared machine
     uv run python bench/hooks_bench.py --quick         # smoke check: 1k records, 10 runs
 
 For each store size it builds a fresh store with bench/make_store.py, then times
@@ -13,8 +14,17 @@ environment with uv found where its installer puts it) after warm-up runs:
 * SessionStart, digest built live (the cache file deleted before each run);
 * UserPromptSubmit, cycling through 30 prompts (bench/prompts.py), a fresh session_id each
   run so per-session dedup never empties the result;
+* PostToolUse, an Edit of one of 50 files (an observation stored each run);
+* Stop with a transcript, a fresh session each run (the extraction worker started detached; the
+  next run waits, untimed, until that worker has finished, so it never loads the timed runs);
 * the same SessionStart (warm) and UserPromptSubmit run by the script environment's Python
-  directly (no uv), to separate uv's share from ours.
+  directly (no launcher, no uv), to separate the launcher's share from ours;
+* the bare interpreter: the script environment's ``python -c pass``, interleaved with the hooks.
+
+Each hook's median is also reported as a ratio to that bare interpreter's median at the same size
+(same run, same load), the form the targets take (issue 21): UserPromptSubmit <= 2.5x at 10k and
+<= 4x at 100k, SessionStart (warm) <= 2x, PostToolUse and Stop <= 2.5x. The load average is
+recorded before and after each size.
 
 Baselines in the same run: ``python3 -c pass`` with the real interpreter (and through the
 pyenv shim when ``python3`` is one), the interpreter uv runs the hooks with (the script
@@ -57,16 +67,18 @@ from prompts import PROMPTS  # noqa: E402
 from agentctx import budgets  # noqa: E402
 
 LAUNCH = os.path.join(ROOT, "hooks", "launch.sh")
-TARGETS = {  # (case, records) -> max median ms, from issue 2
-    ("user_prompt_submit", 10_000): 60,
-    ("user_prompt_submit", 100_000): 100,
-    ("session_start_warm", 1_000): 50,
-    ("session_start_warm", 10_000): 50,
-    ("session_start_warm", 100_000): 50,
-    ("session_start_live", 1_000): 50,
-    ("session_start_live", 10_000): 50,
-    ("session_start_live", 100_000): 50,
+RATIO_TARGETS = {  # (case, records or None for every size) -> max median / the bare interpreter's median (issue 21)
+    ("user_prompt_submit", 10_000): 2.5,
+    ("user_prompt_submit", 100_000): 4.0,
+    ("session_start_warm", None): 2.0,
+    ("post_tool_use", None): 2.5,
+    ("stop", None): 2.5,
 }
+BARE = "bare_python"  # the case every ratio is taken against
+
+
+def ratio_target(key: str, records: int) -> float | None:
+    return RATIO_TARGETS.get((key, records), RATIO_TARGETS.get((key, None)))
 _ID_RE = re.compile(r"id ([0-9A-HJKMNP-TV-Z]{26})\)")
 
 
@@ -86,6 +98,7 @@ def hook_env(home: str, project_dir: str) -> dict[str, str]:
         "CLAUDE_PLUGIN_ROOT": ROOT,
         "CLAUDE_PROJECT_DIR": project_dir,
         "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+        "AGENTCTX_LLM": "0",  # Stop's worker extracts without a model: no network, a short background run
     }
     for name in ("UV_CACHE_DIR", "UV_PYTHON", "UV_OFFLINE", "XDG_CACHE_HOME"):
         if name in os.environ:
@@ -246,9 +259,11 @@ def resolve_interpreters(env: dict[str, str]) -> dict:
 
 
 _HOOK_IMPORTS = {  # what each hook script imports (see hooks/*.py)
-    "session_start": "agentctx.hookio, agentctx.events.session_start",
-    "user_prompt_submit": "agentctx.hookio, agentctx.events.user_prompt_submit",
-    "session_end": "agentctx.hookio, agentctx.events.session_end",
+    "session_start": "agentctx.events.frame, agentctx.events.session_start",
+    "user_prompt_submit": "agentctx.events.frame, agentctx.events.user_prompt_submit",
+    "post_tool_use": "agentctx.events.frame, agentctx.events.post_tool_use",
+    "stop": "agentctx.events.frame, agentctx.events.stop",
+    "session_end": "agentctx.events.frame, agentctx.events.session_end",
 }
 _MODULES_CODE = (
     "import sys; sys.path.insert(0, sys.argv[1]); import {imports}; "
@@ -388,6 +403,37 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
                            "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
                            "prompt": PROMPTS[i % len(PROMPTS)]}).encode()
 
+    def ptu_payload(i):
+        path = os.path.join(repo, "src", f"module_{i % 50:02d}.py")
+        return json.dumps({"session_id": f"bench-ptu-{i % 5}", "transcript_path": "/dev/null", "cwd": repo,
+                           "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": f"toolu_{i}",
+                           "tool_input": {"file_path": path, "old_string": "a = 1", "new_string": "a = 2"},
+                           "tool_response": {"filePath": path, "oldString": "a = 1", "newString": "a = 2",
+                                             "structuredPatch": [], "userModified": False}}).encode()
+
+    transcript = os.path.join(home, "bench-transcript.jsonl")
+    with open(transcript, "w", encoding="utf-8") as fh:
+        for turn in range(3):
+            fh.write(json.dumps({"type": "user", "message": {"role": "user", "content": PROMPTS[turn]}}) + "\n")
+            fh.write(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": "We decided to keep retries in the client, with jittered backoff."}]}}) + "\n")
+    locks = os.path.join(home, "locks")
+
+    def stop_payload(i):
+        return json.dumps({"session_id": fresh_session(), "transcript_path": transcript, "cwd": repo,
+                           "hook_event_name": "Stop", "stop_hook_active": False}).encode()
+
+    def stop_before(i):
+        """Untimed: wait until the previous run's worker has finished (its lock file is gone)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if not any(name.endswith(".lock") for name in os.listdir(locks)):
+                    return
+            except FileNotFoundError:
+                return
+            time.sleep(0.02)
+
     # The normal path: SessionEnd leaves a digest cache behind.
     run_once(launch("session_end"), json.dumps({"session_id": fresh_session(), "cwd": repo,
                                                 "hook_event_name": "SessionEnd", "reason": "other"}).encode(),
@@ -434,13 +480,19 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
             ups_log.append({"prompt": i % len(PROMPTS), "records": len(_ID_RE.findall(text)),
                             "tokens": budgets.estimate_tokens(text), "chars": len(text)})
 
+    load_before = loadavg()
     cases = measure([
+        Case(BARE, "bare interpreter: script-env python -c pass", [interp["script_python"]["user_prompt_submit"],
+                                                                   "-c", "pass"], env, repo),
         Case("session_start_warm", "SessionStart, warm digest cache", launch("session_start"), env, repo,
              ss_payload, warm_before, warm_after),
         Case("session_start_live", "SessionStart, digest built live", launch("session_start"), env, repo,
              ss_payload, live_before, ss_check("live")),
         Case("user_prompt_submit", "UserPromptSubmit", launch("user_prompt_submit"), env, repo,
              ups_payload, None, ups_after),
+        Case("post_tool_use", "PostToolUse, Edit of one of 50 files", launch("post_tool_use"), env, repo,
+             ptu_payload),
+        Case("stop", "Stop, worker started detached", launch("stop"), env, repo, stop_payload, stop_before),
         # The same hooks without uv in front: the script environment's Python runs the file.
         Case("direct_session_start_warm", "SessionStart warm, script-env python, no uv", direct("session_start"),
              env, repo, ss_payload, warm_before, warm_after),
@@ -451,9 +503,13 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
     log_file = os.path.join(home, "logs", "agentctx.log")
     hook_log = open(log_file, encoding="utf-8").read().splitlines() if os.path.exists(log_file) else []
     after = summarize(home)
+    stop_before(0)  # leave no worker running
+    bare = cases[BARE]["median_ms"]
     return {
         "records": n,
+        "loadavg_before": load_before,
         "loadavg_after": loadavg(),
+        "ratios": {key: round(c["median_ms"] / bare, 2) for key, c in cases.items() if key != BARE},
         "store": store,
         "store_after_runs": {k: after[k] for k in ("db_bytes", "db_bytes_per_10k_records")},
         "cases": cases,
@@ -481,11 +537,14 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
 # ---------------------------------------------------------------------------------------
 
 CASE_LABELS = [
+    (BARE, "bare interpreter: the script environment's `python -c pass`, interleaved"),
     ("session_start_warm", "SessionStart, warm digest cache (`sh hooks/launch.sh session_start`)"),
     ("session_start_live", "SessionStart, digest built live (cache deleted before each run)"),
     ("user_prompt_submit", "UserPromptSubmit, 30 prompts cycled (`sh hooks/launch.sh user_prompt_submit`)"),
-    ("direct_session_start_warm", "↳ SessionStart warm, same Python without uv"),
-    ("direct_user_prompt_submit", "↳ UserPromptSubmit, same Python without uv"),
+    ("post_tool_use", "PostToolUse, an Edit (`sh hooks/launch.sh post_tool_use`)"),
+    ("stop", "Stop, extraction worker started detached (`sh hooks/launch.sh stop`)"),
+    ("direct_session_start_warm", "↳ SessionStart warm, same Python without launcher or uv"),
+    ("direct_user_prompt_submit", "↳ UserPromptSubmit, same Python without launcher or uv"),
 ]
 BASELINE_LABELS = [
     ("python3_real", "`python3 -c pass`, real interpreter ({python3_real})"),
@@ -499,7 +558,7 @@ BASELINE_LABELS = [
 
 def describe_changes(result: dict) -> str:
     """"file (used by: hook, ...)" for each file that changed while the benchmark ran."""
-    timed = {"session_start", "user_prompt_submit"}
+    timed = {"session_start", "user_prompt_submit", "post_tool_use", "stop"}
     parts = []
     for f, hooks in result.get("code_changed_during_run", {}).items():
         note = ", ".join(hooks) + ("" if timed & set(hooks) else "; not a timed hook")
@@ -518,8 +577,9 @@ def markdown(result: dict) -> str:
         + (" (lib/ or hooks/ modified)" if m["git_dirty"] else "") + f" · hook code hash {m['code_hash']}"
         + (" ⚠️ changed during the run: " + describe_changes(result) if result.get("code_changed_during_run") else ""),
         "",
-        f"Load average (1, 5, 15 min): {m.get('loadavg_at_start')} at the start, "
-        + ", ".join(f"{s.get('loadavg_after')} after {s['records']:,}" for s in sizes) + ".",
+        f"Load average (1, 5, 15 min): {m.get('loadavg_at_start')} at the start; "
+        + "; ".join(f"{s['records']:,}: {s.get('loadavg_before', '?')} before, {s.get('loadavg_after')} after"
+                    for s in sizes) + ".",
         "",
         f"Whole-process wall time in ms, median / p95 over {result['runs']} runs after {result['warmup']} "
         "warm-up runs. Command: `" + result["command"] + "`."
@@ -533,11 +593,19 @@ def markdown(result: dict) -> str:
     for key, label in CASE_LABELS:
         cells = []
         for s in sizes:
-            c = s["cases"][key]
-            target = TARGETS.get((key, s["records"]))
-            mark = "" if target is None else (" ✅" if c["median_ms"] <= target else f" ❌ (target ≤ {target})")
-            cells.append(f"{c['median_ms']:.1f} / {c['p95_ms']:.1f}{mark}")
+            c = s["cases"].get(key)
+            if c is None:
+                cells.append("–")
+                continue
+            ratio = s.get("ratios", {}).get(key)
+            target = ratio_target(key, s["records"])
+            mark = "" if target is None or ratio is None else (
+                " ✅" if ratio <= target else f" ❌ (target ≤ {target}×)")
+            cells.append(f"{c['median_ms']:.1f} / {c['p95_ms']:.1f}" + ("" if ratio is None else f" ({ratio}×)")
+                         + mark)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "(n×) is the median over the bare interpreter's median at the same size; ✅/❌ mark the "
+              "targets of issue 21."]
     lines += ["", "Baselines, same run (median / p95 ms; measured before the hooks and again after them):", "",
               "| baseline | before | after |", "|---|---:|---:|"]
     for key, label in BASELINE_LABELS:
@@ -577,7 +645,7 @@ def markdown(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="agentctx hook wall-time benchmark (see bench/README.md)")
-    ap.add_argument("--sizes", default="1000,10000,100000", help="comma-separated record counts")
+    ap.add_argument("--sizes", default="1000,10000,100000,300000", help="comma-separated record counts")
     ap.add_argument("--runs", type=int, default=40, help="timed runs per case (default 40)")
     ap.add_argument("--warmup", type=int, default=5, help="untimed warm-up runs per case (default 5)")
     ap.add_argument("--quick", action="store_true", help="smoke check: 1000 records, 10 runs, 2 warm-ups")

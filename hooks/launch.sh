@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs one agentctx hook script with uv (PEP 723 inline dependencies).
-# Usage: launch.sh <script-name-without-.py>
+# Runs one agentctx hook script with uv (PEP 723 inline dependencies), or, when uv has already prepared the
+# script's environment and its lock has not changed since, with that environment's interpreter directly
+# (lib/find_uv.sh's script_env: a few stat calls, no process). Usage: launch.sh <script-name-without-.py>
 # uv is found by lib/find_uv.sh (minimal PATHs, shims). Without uv, SessionStart says once, in one line, how to get it;
 # every other hook exits 0 silently. This script never exits non-zero.
 event="$1"
@@ -47,8 +48,27 @@ if [ -z "$uv_bin" ]; then
   exit 0
 fi
 
+script="$root/hooks/$event.py"
+script_env "$script"
+if [ -n "$env_python" ]; then
+  # The script's environment was prepared and its lock has not changed since: run its interpreter directly,
+  # without uv re-checking it (~10 ms a run). UV is what uv itself sets for the scripts it runs.
+  UV="$uv_bin" "$env_python" "$script"
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    # The environment is broken (the frame exits 0 whatever the hook does): forget the record, so the next
+    # run goes through uv again; one line, exit 0.
+    rm -f "$env_stamp"
+    printf '%s launch %s: python exited %s; the next run goes through uv\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+      "$event" "$rc" >>"${TMPDIR:-/tmp}/agentctx-hooks.log" 2>/dev/null
+  fi
+  exit 0
+fi
+
+# Through uv, which creates or updates the environment as the lock says; the hook then records the
+# environment (agentctx.envstamp) so the next run can skip uv.
 errors="${TMPDIR:-/tmp}/agentctx-uv-$event.$$"  # uv's own messages: never shown, read only if uv failed
-"$uv_bin" run --quiet --script "$root/hooks/$event.py" 2>"$errors"
+AGENTCTX_ENV_STAMP="$env_stamp" AGENTCTX_ENV_KEY="$env_key" "$uv_bin" run --quiet --script "$script" 2>"$errors"
 rc=$?
 if [ "$rc" -ne 0 ]; then
   # uv itself failed (e.g. offline, a proxy, a rejected certificate): one log line; SessionStart alone says,

@@ -83,22 +83,32 @@ def clip_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
     return text[:lo].rstrip() + marker
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+\S", re.MULTILINE)
-_BREADTH = re.compile(
-    r"\b(?:overview|summar(?:y|i[sz]e)|recap|everything|catch me up|walk me through|remind me|what do we know|"
-    r"all (?:the|our|of|we)|list (?:all|every|the)|both|compare|comparison|differences? between|each of)\b",
-    re.IGNORECASE,
-)
-_ASK = re.compile(r"(?:^|[.;!?]\s+|\band\s+|\balso\s+)(?:how|what|where|why|which|when|who|can|should|do|does|is|are)\b",
-                  re.IGNORECASE)
+_BROAD: list[re.Pattern] = []  # (list items, breadth words, asks): compiled on first use, UserPromptSubmit only
+
+
+def _broad_patterns() -> list[re.Pattern]:
+    if not _BROAD:
+        _BROAD.extend([
+            re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+\S", re.MULTILINE),
+            re.compile(
+                r"\b(?:overview|summar(?:y|i[sz]e)|recap|everything|catch me up|walk me through|remind me|"
+                r"what do we know|all (?:the|our|of|we)|list (?:all|every|the)|both|compare|comparison|"
+                r"differences? between|each of)\b",
+                re.IGNORECASE,
+            ),
+            re.compile(r"(?:^|[.;!?]\s+|\band\s+|\balso\s+)(?:how|what|where|why|which|when|who|can|should|do|does|"
+                       r"is|are)\b", re.IGNORECASE),
+        ])
+    return _BROAD
 
 
 def is_broad(prompt: str) -> bool:
     """A prompt asking for several things: two or more questions, a list of items, two asks joined
     ("how do we X and where is Y"), or words asking for breadth ("overview", "all the", "both")."""
     text = prompt if len(prompt) <= 4000 else prompt[:2000] + "\n" + prompt[-2000:]
-    return (text.count("?") >= 2 or len(_LIST_ITEM.findall(text)) >= 2 or len(_ASK.findall(text)) >= 2
-            or bool(_BREADTH.search(text)))
+    list_item, breadth, ask = _broad_patterns()
+    return (text.count("?") >= 2 or len(list_item.findall(text)) >= 2 or len(ask.findall(text)) >= 2
+            or bool(breadth.search(text)))
 
 
 def turn_depth(prompt: str) -> tuple[int, int, bool]:

@@ -167,6 +167,6 @@ class Lock:
 
 def for_session(kind: str, session_id: str) -> Lock:
     """The lock of one kind of background work (e.g. ``extract``) for one session."""
-    import hashlib
+    from agentctx.project import sha256  # the builtin module, not hashlib (OpenSSL: ~2 ms to import)
 
-    return Lock(f"{kind}-" + hashlib.sha256(session_id.encode()).hexdigest()[:16])
+    return Lock(f"{kind}-" + sha256(session_id.encode()).hexdigest()[:16])

@@ -20,14 +20,18 @@ imported on that path. ``python -m agentctx.prepare --root DIR`` prepares a fold
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 import time
 
-from agentctx import paths, spawn
+from agentctx import envstamp, paths, spawn
 from agentctx.logs import log
+
+try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms on every SessionStart
+    from _sha1 import sha1
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha1
 
 NOTICE = ("agentctx is getting ready: installing its Python packages in the background (first run only); "
           "its MCP tools arrive in the next session (no Python 3.10+ found to start them without those packages).")
@@ -164,7 +168,7 @@ def _version(root: str) -> str:
 
 def marker(root: str) -> str:
     """The state file of one plugin folder and version."""
-    key = hashlib.sha1(f"{os.path.abspath(root)}\0{_version(root)}".encode()).hexdigest()[:16]
+    key = sha1(f"{os.path.abspath(root)}\0{_version(root)}".encode()).hexdigest()[:16]
     return os.path.join(paths.cache_dir(), "ready", f"{key}.json")
 
 
@@ -243,24 +247,28 @@ def run(root: str, path: str | None = None, *, uv: str | None = None, env: dict[
     env.pop("VIRTUAL_ENV", None)  # the hook's own environment: not the one being synced
     failed: dict[str, str] = {}
     errors = ""  # uv's first error output, for the cause
+    recorded = 0
     todo = scripts(root)
     for rel in todo:
         if uv is None:
             failed[rel] = "uv not found"
             continue
         try:
+            since = time.time()
             done = subprocess.run([uv, "sync", "--quiet", "--script", os.path.join(root, rel)], env=env, cwd=root,
                                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=SYNC_TIMEOUT_S)
             if done.returncode != 0:
                 lines = [line for line in done.stderr.splitlines() if line.strip()]
                 failed[rel] = f"uv exited {done.returncode}: " + (lines[-1] if lines else "")
                 errors = errors or done.stderr
+            elif rel.startswith("hooks/"):  # the hook launcher can now skip uv for it
+                recorded += envstamp.for_prepared(root, rel, since, env)
         except (OSError, subprocess.SubprocessError) as exc:
             failed[rel] = f"{type(exc).__name__}: {exc}"
     envs = {rel: found for rel in todo if rel not in failed and (found := _describe(uv, root, rel, env))}
     seconds = round(time.monotonic() - started, 1)
     outcome = {"status": "failed" if failed else "done", "root": root, "finished": time.time(),
-               "seconds": seconds, "scripts": len(todo), "failed": failed, "envs": envs}
+               "seconds": seconds, "scripts": len(todo), "failed": failed, "envs": envs, "recorded": recorded}
     if errors:
         outcome["cause"], outcome["notice"] = classify(errors)
     elif not failed:

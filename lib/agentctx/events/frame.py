@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-from agentctx import paths
+from agentctx import envstamp, paths
 from agentctx.hookio import Handler, HookEvent, emit, read_payload
 from agentctx.logs import log
 
@@ -20,6 +20,7 @@ from agentctx.logs import log
 def run(event: str, handler: Handler) -> None:
     """Run ``handler`` as the hook for ``event`` and exit 0, whatever happens."""
     code = 0
+    stamp = envstamp.take()  # started through uv by the launcher: record the environment for its next run
     try:
         if os.environ.get("AGENTCTX_DISABLE"):
             return
@@ -35,6 +36,11 @@ def run(event: str, handler: Handler) -> None:
             sys.stdout.flush()
         except Exception:  # noqa: BLE001
             pass
+        if stamp:
+            try:
+                envstamp.record_this_run(stamp, sys.argv[0])
+            except Exception:  # noqa: BLE001 - a record not written only means uv checks the next run too
+                pass
         os._exit(code)
 
 

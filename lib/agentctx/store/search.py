@@ -25,6 +25,10 @@ CANDIDATES = 40
 COMMON_FRACTION = 0.20  # 0.10 changed the top 3 for 1 prompt in 3 at 100k records; 0.20 keeps 94% of it
 COMMON_MIN_RECORDS = 2000
 PRERANK = 300
+# Candidate generation is bounded by the records it has to rank (``candidate_match``): the rarest words
+# until their records add up to this many; the other words find a record only where two of them meet.
+CANDIDATE_POSTINGS = 10_000  # every prompt of bench/prompts.py fits at 10k records (the most: 9,610); at 100k none does
+MAX_PAIRED = 5  # the commonest words beyond those: the rarest this many of them are paired (10 pairs at most)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -168,6 +172,31 @@ def informative(conn: sqlite3.Connection, words: list[str], counts: dict[str, in
     if len(kept) < 2:
         kept = [w for w in words if w in sorted(counts, key=counts.__getitem__)[:2]]
     return kept
+
+
+def candidate_match(words: list[str], counts: dict[str, int]) -> str:
+    """The FTS5 expression that generates the candidates for ``words`` (``informative`` ones, with their
+    ``counts``), bounded so a prompt with several common words never ranks every record holding one.
+
+    The rarest words, in order, while the records holding them add up to at most CANDIDATE_POSTINGS (the
+    rarest one always): any record holding one is a candidate, as BM25's weight is in them. Each other
+    word alone would only bring records BM25 ranks below those; a record holding two of them (of the
+    MAX_PAIRED rarest) is a candidate too. Every word is in the expression, so BM25 weighs them all as
+    before; only the records matched differ. Where every word fits, this is the plain OR of them all."""
+    ordered = sorted(words, key=lambda w: counts.get(w, 0))
+    rare: list[str] = []
+    postings = 0
+    for word in ordered:
+        postings += counts.get(word, 0)
+        if rare and postings > CANDIDATE_POSTINGS:
+            break
+        rare.append(word)
+    common = [w for w in ordered if w not in rare]
+    paired = common[:MAX_PAIRED]
+    pairs = [f"({phrase(a)} AND {phrase(b)})" for i, a in enumerate(paired) for b in paired[i + 1:]]
+    # The commonest words, not paired, ride with the rarest word: no record more, but BM25 still weighs them.
+    pairs += [f"({phrase(w)} AND {phrase(rare[0])})" for w in common[MAX_PAIRED:]]
+    return " OR ".join([phrase(w) for w in rare] + pairs)
 
 
 class Hit:
@@ -412,9 +441,11 @@ def _indexed(conn, project_id, words, counts, types, include_superseded, referen
     useful = informative(conn, words, counts, total)
     split = splits(conn, counts)
     useful += [" ".join(parts) for parts, _ in split.values()]
-    query = relevance.Query({w: split[w][1] if w in split else n for w, n in counts.items()}, total,
-                            {w: parts for w, (parts, _) in split.items()})
-    return _fts(conn, project_id, any_of(useful), query, types, include_superseded, reference) if useful else []
+    weights = {w: split[w][1] if w in split else n for w, n in counts.items()}
+    query = relevance.Query(weights, total, {w: parts for w, (parts, _) in split.items()})
+    found = {**weights, **{" ".join(parts): n for parts, n in split.values()}}
+    return (_fts(conn, project_id, candidate_match(useful, found), query, types, include_superseded, reference)
+            if useful else [])
 
 
 def _after_error(conn, project_id, words, types, include_superseded, reference) -> list[Hit]:
