@@ -1,9 +1,14 @@
-"""Extraction through the user's own Claude Code login: ``claude -p`` headless (opt-in).
+"""Extraction through the person's own Claude Code login: ``claude -p`` headless (on by default).
 
-Used when there is no ``ANTHROPIC_API_KEY`` and ``agentctx config --claude-login`` is on. The
-child session must not fire agentctx again: it runs with ``AGENTCTX_DISABLE=1`` (every agentctx
-hook honors it), no tools, no session persistence, no MCP servers, in the temp directory (no
-project CLAUDE.md or project settings), with our system prompt replacing Claude Code's.
+Used when there is no ``ANTHROPIC_API_KEY``, a ``claude`` is found and it is logged in
+(:func:`login_state`); ``agentctx config --no-llm`` (or ``--no-claude-login``) turns it off. The child
+session fires nobody's hooks, loads no plugin and no MCP server, and writes no session. Each flag of
+:data:`ISOLATION` was checked against the pinned CLI 2.1.332 (a user settings hook, a user MCP server
+and an installed plugin with hooks and an MCP server: none fires; see
+tests/process/test_claude_login.py); ``--bare`` is not usable, it never reads the OAuth login.
+It runs in the temp directory (no project CLAUDE.md) with our system prompt replacing Claude Code's
+and ``AGENTCTX_DISABLE=1`` in its environment. Its tokens are priced as Haiku 4.5 and count against
+the spending caps like API calls (``store/spend.py``).
 """
 
 from __future__ import annotations
@@ -13,16 +18,138 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
+from agentctx import config, fsio, paths
 from agentctx.llm import LLMError, Usage
+from agentctx.logs import log
 
 MODEL = os.environ.get("AGENTCTX_CLAUDE_MODEL", "claude-haiku-4-5")
+LOGIN_CHECK_S = 6 * 3600  # how long a ``claude auth status`` answer is kept
+ISOLATION = [
+    "--safe-mode",  # no CLAUDE.md, skills, installed plugins, hooks, MCP servers, commands, agents
+    "--setting-sources", "",  # no user, project or local settings (their hooks and enabled plugins)
+    "--settings", json.dumps({"disableAllHooks": True}),
+    "--strict-mcp-config", "--mcp-config", json.dumps({"mcpServers": {}}),  # no MCP server of anyone
+    "--no-session-persistence",  # no transcript under ~/.claude/projects
+    "--tools", "", "--disable-slash-commands",
+]
+NOTICE = ("agentctx: no ANTHROPIC_API_KEY, so the decisions, conventions and preferences you state are extracted "
+          "after each turn through your Claude Code login (claude -p with Haiku 4.5, no tools, no hooks; "
+          "capped at ${daily:.2f} a day, ${session:.2f} a session); turn it off with `agentctx config --no-llm`.")
 
 
 def find_claude() -> str | None:
     """The ``claude`` executable (``AGENTCTX_CLAUDE_BIN`` overrides the PATH lookup)."""
     found = os.environ.get("AGENTCTX_CLAUDE_BIN") or shutil.which("claude")
     return found if found and os.access(found, os.X_OK) else None
+
+
+def _state_file() -> str:
+    return paths.sub("login.json")
+
+
+def _state() -> dict:
+    try:
+        with open(_state_file(), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_state(**changes) -> None:
+    try:
+        fsio.write_atomic(_state_file(), json.dumps({**_state(), **changes}))
+    except OSError:
+        pass
+
+
+def _credentials() -> str | None:
+    """Where an offline sign-in sits, if one does: a token in the environment, or the CLI's credentials file."""
+    for name in ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"):
+        if os.environ.get(name, "").strip():
+            return name
+    folder = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    creds = os.path.join(folder, ".credentials.json")
+    try:
+        with open(creds, encoding="utf-8") as fh:
+            oauth = json.load(fh).get("claudeAiOauth") or {}
+        if oauth.get("accessToken") or oauth.get("refreshToken"):
+            return creds
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def login_state(binary: str, *, ask: bool = True) -> tuple[bool, str]:
+    """(logged in, how we know), offline. A token in the environment or the credentials file answers at
+    once; else (the macOS keychain) ``claude auth status --json``, asked at most every ``LOGIN_CHECK_S``
+    per binary and kept in ``<data dir>/login.json``; ``ask=False`` never runs it (the hot path)."""
+    found = _credentials()
+    if found:
+        return True, f"signed in ({found})"
+    seen = _state().get("auth") or {}
+    if seen.get("binary") == binary and time.time() - float(seen.get("at") or 0) < LOGIN_CHECK_S:
+        return bool(seen.get("logged_in")), str(seen.get("how") or "claude auth status")
+    if not ask:
+        return False, "not known yet"
+    try:
+        done = subprocess.run([binary, "auth", "status", "--json"], capture_output=True, text=True, timeout=30,
+                              env={**os.environ, "AGENTCTX_DISABLE": "1"}, cwd=tempfile.gettempdir(),
+                              stdin=subprocess.DEVNULL)
+        data = json.loads(done.stdout or "{}")
+        method = str(data.get("authMethod") or "none")
+        # An API key comes from the environment (then the API path runs) or from settings, which the child skips.
+        answer = bool(data.get("loggedIn")) and method not in ("none", "api_key")
+    except (OSError, subprocess.SubprocessError, ValueError, AttributeError):
+        answer, method = False, "unknown"
+    how = f"claude auth status: {method}"
+    _save_state(auth={"binary": binary, "logged_in": answer, "how": how, "at": time.time()})
+    return answer, how
+
+
+def say_once(why: str) -> None:
+    """Log why extraction does not go through the login, once per distinct reason."""
+    if _state().get("said") != why:
+        log("extraction", why)
+        _save_state(said=why)
+
+
+def notice_once(daily_cap: float, session_cap: float) -> str | None:
+    """The line the person is shown the first time the login path runs (SessionStart's ``systemMessage``),
+    or None when it was shown already."""
+    if _state().get("told"):
+        return None
+    _save_state(told=time.time())
+    return NOTICE.format(daily=daily_cap, session=session_cap)
+
+
+def route(*, ask: bool = True) -> tuple[bool, str]:
+    """(extract through the login, why), for an environment without ``ANTHROPIC_API_KEY`` whose
+    settings allow it. Not found or not logged in: the no-model path, and why."""
+    binary = find_claude()
+    if not binary:
+        return False, "no ANTHROPIC_API_KEY and no claude found: the no-model path (explicit capture)"
+    ok, how = login_state(binary, ask=ask)
+    if not ok:
+        return False, f"no ANTHROPIC_API_KEY and {binary} is not logged in ({how}): the no-model path (explicit capture)"
+    return True, f"no ANTHROPIC_API_KEY: through your Claude Code login ({binary}, {how})"
+
+
+def wanted() -> bool:
+    """Whether the settings and the environment leave extraction to the login (not whether it is logged in)."""
+    settings = config.load()
+    return (bool(settings["llm"]) and bool(settings["claude_login"]) and os.environ.get("AGENTCTX_LLM", "").strip() != "0"
+            and not os.environ.get("ANTHROPIC_API_KEY", "").strip())
+
+
+def notice_at_start() -> str | None:
+    """SessionStart's line, once: the login path would run here (checked without running ``claude``)."""
+    if _state().get("told") or not wanted() or not route(ask=False)[0]:
+        return None
+    settings = config.load()
+    return notice_once(float(settings["daily_cap_usd"]), float(settings["session_cap_usd"]))
 
 
 class LoginClient:
@@ -35,8 +162,7 @@ class LoginClient:
         self.timeout = float(timeout if timeout is not None else os.environ.get("AGENTCTX_LLM_TIMEOUT", 120))
 
     def command(self, system: str) -> list[str]:
-        return [self.binary, "-p", "--output-format", "json", "--model", MODEL, "--system-prompt", system,
-                "--tools", "", "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands"]
+        return [self.binary, "-p", "--output-format", "json", "--model", MODEL, "--system-prompt", system, *ISOLATION]
 
     def complete(self, system: str, user: str, usage: Usage) -> str:
         env = {**os.environ, "AGENTCTX_DISABLE": "1"}

@@ -253,7 +253,8 @@ def test_real_cli_session_is_extracted_incrementally(claude, bundle, tmp_path):
 
 @pytest.mark.claude
 def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude, tmp_path, monkeypatch):
-    """No API key, ``config --claude-login``: ``claude -p`` extracts; its own session stays hook-free."""
+    """No API key, a signed-in ``claude`` (on by default): ``claude -p`` extracts; its own session stays
+    hook-free (the full isolation, other plugins and MCP servers included: tests/process/test_claude_login.py)."""
     from agentctx import config
     from agentctx.capture import extract
 
@@ -287,8 +288,9 @@ def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.delenv("AGENTCTX_DISABLE", raising=False)
+        config.save(claude_login=False)
         assert extract.mode()[0] == "explicit"
-        config.save(claude_login=True)
+        config.save(claude_login=True)  # the default
         assert extract.mode()[0] == "claude_login"
         result = extract.run_once("s-login", str(tx.path), str(work))
         calls = extraction_requests(api)

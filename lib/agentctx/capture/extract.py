@@ -6,7 +6,8 @@ extraction_watermark``), and then, by mode:
 * ``llm``: Claude Haiku 4.5 with the ADR-009 prompt, windowed (whole / head+tail / map-reduce),
   the reply validated strictly; decisions, preferences, conventions and gotchas become records,
   active_work the session's handover;
-* ``explicit``: no key (or ``agentctx config --no-llm``): the developer's explicit statements
+* ``claude_login``: no key, a logged-in ``claude`` found: the same, through ``claude -p`` (``vialogin``);
+* ``explicit``: no model (or ``agentctx config --no-llm``): the developer's explicit statements
   (see ``explicit.py``).
 
 Records are written first, each idempotently (a stable key per fact), then the watermark,
@@ -69,14 +70,19 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
 
     missing = llm.available(check_sdk)
     if not missing:
-        return "llm", ""
-    if settings["claude_login"] and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
-        from agentctx.vialogin import find_claude
+        return "llm", "ANTHROPIC_API_KEY is set: through the Anthropic API"
+    if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return "explicit", f"{missing}: LLM extraction skipped"
+    if not settings["claude_login"]:
+        return "explicit", "no ANTHROPIC_API_KEY and extraction through the Claude Code login is off " \
+            "(agentctx config --claude-login): the no-model path (explicit capture)"
+    from agentctx import vialogin
 
-        if find_claude():
-            return "claude_login", ""
-        missing += " and claude was not found"
-    return "explicit", f"{missing}: LLM extraction skipped"
+    use, why = vialogin.route()
+    if not use:
+        vialogin.say_once(why)  # logged once per reason; status shows it every time
+        return "explicit", why
+    return "claude_login", why
 
 
 def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, cwd: str) -> dict:
@@ -144,9 +150,13 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
             _derived_handover(conn, proj, session_id, transcript_path, result)
         else:
             if client is None and how == "claude_login":
-                from agentctx.vialogin import LoginClient
+                from agentctx.vialogin import LoginClient, notice_once
 
                 client = LoginClient()
+                caps = config.load()
+                told = notice_once(float(caps["daily_cap_usd"]), float(caps["session_cap_usd"]))
+                if told:  # not shown at a SessionStart yet (e.g. the login is in the keychain): the next one
+                    db.add_notice(told)
             result = _run_llm(conn, proj, session_id, batch, blocks, client)
             result.mode = how
         result.tokens = tokens

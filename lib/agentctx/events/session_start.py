@@ -25,6 +25,17 @@ def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
         log("SessionStart", f"team file {done}")
 
 
+def _login_notice() -> str | None:
+    """The once-only line saying extraction runs through the person's Claude Code login (``vialogin``)."""
+    from agentctx import vialogin
+
+    try:
+        return vialogin.notice_at_start()
+    except (OSError, ValueError) as exc:
+        log("SessionStart", f"login notice skipped: {type(exc).__name__}: {exc}")
+        return None
+
+
 def on_session_start(event: HookEvent) -> dict | None:
     """SessionStart hook: inject the digest; show queued notices to the user."""
     sid, source = event.session_id, event.source
@@ -71,6 +82,9 @@ def on_session_start(event: HookEvent) -> dict | None:
         conn.close()
     output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
     notices = db.take_notices() + ([capped] if capped else [])
+    login = _login_notice()
+    if login and login not in notices:  # the worker may have queued the same line
+        notices.append(login)
     if read_only:
         notices.append(f"agentctx: the store at {paths.db_path()} is read-only for this user: context is injected, "
                        "but nothing from this session will be saved (make the file and its folder writable).")
