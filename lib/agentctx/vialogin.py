@@ -65,6 +65,21 @@ def _save_state(**changes) -> None:
         pass
 
 
+def _refused(creds: str | None) -> str | None:
+    """Why the login was refused by the last ``claude -p`` (401/403), while that is recent and the
+    credentials file has not changed since; else None."""
+    seen = _state().get("refused") or {}
+    at = float(seen.get("at") or 0)
+    if time.time() - at >= LOGIN_CHECK_S:
+        return None
+    try:
+        if creds and os.path.isfile(creds) and os.path.getmtime(creds) > at:  # signed in again since
+            return None
+    except OSError:
+        pass
+    return str(seen.get("why") or "refused")
+
+
 def _credentials() -> str | None:
     """Where an offline sign-in sits, if one does: a token in the environment, or the CLI's credentials file."""
     for name in ("CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"):
@@ -83,10 +98,14 @@ def _credentials() -> str | None:
 
 
 def login_state(binary: str, *, ask: bool = True) -> tuple[bool, str]:
-    """(logged in, how we know), offline. A token in the environment or the credentials file answers at
-    once; else (the macOS keychain) ``claude auth status --json``, asked at most every ``LOGIN_CHECK_S``
+    """(logged in, how we know), offline. A ``claude -p`` refused (401/403) in the last ``LOGIN_CHECK_S``
+    answers no (until the credentials file changes); a token in the environment or the credentials file
+    answers yes at once; else (the macOS keychain) ``claude auth status --json``, asked at most every ``LOGIN_CHECK_S``
     per binary and kept in ``<data dir>/login.json``; ``ask=False`` never runs it (the hot path)."""
     found = _credentials()
+    refused = _refused(found)
+    if refused:
+        return False, refused
     if found:
         return True, f"signed in ({found})"
     seen = _state().get("auth") or {}
@@ -179,6 +198,10 @@ class LoginClient:
             raise LLMError("claude -p printed unexpected JSON")
         if isinstance(data.get("usage"), dict):
             usage.add(data["usage"])
+        if data.get("api_error_status") in (401, 403):  # signed out or expired: the no-model path for now
+            why = f"claude -p was refused: {str(data.get('result'))[:120]}"
+            _save_state(refused={"at": time.time(), "why": why})
+            raise LLMError(why)
         if data.get("is_error") or done.returncode != 0:
             raise LLMError(f"claude -p failed: {str(data.get('subtype') or data.get('result'))[:200]}")
         return str(data.get("result") or "")

@@ -165,3 +165,21 @@ def test_without_a_login_it_is_the_no_model_path_said_once(claude, tmp_path, cas
     assert len(log_lines(data, needle)) == 1  # said once, however often asked
     assert "Claude Code login" not in shown.get("systemMessage", "")
     assert not [r for r in api.message_requests if SYSTEM_MARK in json.dumps(r.body.get("system"))]
+
+
+def test_a_refused_login_falls_back_to_the_no_model_path(claude, tmp_path):
+    """A credentials file whose login the API refuses (401): that run fails, the next is the no-model path."""
+    data = tmp_path / "data"
+    work = make_repo(tmp_path / "shop")
+    tx = Transcript(tmp_path / "session.jsonl")
+    tx.turn("We decided to move the queue to RabbitMQ.", "OK.")
+    with fake_api.FakeMessagesAPI(responder=lambda body: fake_api.error(401)) as api:
+        who = person(tmp_path, claude, api)
+        env = agentctx_env(data, who, api, claude)
+        assert json.loads(agentctx(env, work, "status", "--json").stdout)["extraction"]["mode"] == "claude_login"
+        runs = [json.loads(agentctx(env, work, "extract", "--session-id", "s-1", "--transcript", str(tx.path),
+                                    "--json").stdout)[0] for _ in range(2)]
+        after = json.loads(agentctx(env, work, "status", "--json").stdout)["extraction"]
+    assert runs[0]["status"] == "failed" and runs[0]["mode"] == "claude_login" and "refused" in runs[0]["error"], runs[0]
+    assert runs[1]["mode"] == "explicit" and runs[1]["status"] == "written", runs[1]
+    assert after["mode"] == "explicit" and "refused" in after["why"] and "401" in after["why"]
