@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import time
 
 from agentctx import config, fsio, paths
@@ -41,6 +38,8 @@ NOTICE = ("agentctx: no ANTHROPIC_API_KEY, so the decisions, conventions and pre
 
 def find_claude() -> str | None:
     """The ``claude`` executable (``AGENTCTX_CLAUDE_BIN`` overrides the PATH lookup)."""
+    import shutil  # here and below: SessionStart imports this module; only the spawning paths need these
+
     found = os.environ.get("AGENTCTX_CLAUDE_BIN") or shutil.which("claude")
     return found if found and os.access(found, os.X_OK) else None
 
@@ -113,6 +112,9 @@ def login_state(binary: str, *, ask: bool = True) -> tuple[bool, str]:
         return bool(seen.get("logged_in")), str(seen.get("how") or "claude auth status")
     if not ask:
         return False, "not known yet"
+    import subprocess
+    import tempfile
+
     try:
         done = subprocess.run([binary, "auth", "status", "--json"], capture_output=True, text=True, timeout=30,
                               env={**os.environ, "AGENTCTX_DISABLE": "1"}, cwd=tempfile.gettempdir(),
@@ -184,6 +186,9 @@ class LoginClient:
         return [self.binary, "-p", "--output-format", "json", "--model", MODEL, "--system-prompt", system, *ISOLATION]
 
     def complete(self, system: str, user: str, usage: Usage) -> str:
+        import subprocess
+        import tempfile
+
         env = {**os.environ, "AGENTCTX_DISABLE": "1"}
         try:
             done = subprocess.run(self.command(system), input=user, capture_output=True, text=True, env=env,
