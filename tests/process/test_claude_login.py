@@ -137,6 +137,14 @@ def test_the_login_child_fires_nothing_of_anyones_and_keeps_no_session(claude, t
         assert status["extraction"]["cost_usd"] > 0 and status["spending"]["today_usd"] > 0
         assert "Claude Code login" not in session_start(data, env, work, "s-3").get("systemMessage", "")  # once
 
+        # The spending cap covers it: with the session's cap reached, the next turn is the no-model path.
+        assert agentctx(env, work, "config", "--session-cap", "0.000001").returncode == 0
+        tx.turn("Let's go with Postgres for the ledger.", "OK.")
+        capped = json.loads(agentctx(env, work, "extract", "--session-id", "s-1", "--transcript", str(tx.path),
+                                     "--json").stdout)[0]
+        assert capped["mode"] == "explicit" and any("spending cap reached" in n for n in capped["notes"]), capped
+        assert len([r for r in api.message_requests if SYSTEM_MARK in json.dumps(r.body.get("system"))]) == 1
+
         # The same home with a plain `claude -p` fires them all: what the isolation flags keep out.
         plain = subprocess.run([str(claude), "-p", "hi", "--output-format", "json"], env=who["env"], text=True,
                                capture_output=True, cwd=work, stdin=subprocess.DEVNULL, timeout=120)
