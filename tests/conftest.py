@@ -32,6 +32,16 @@ def script_envs() -> dict:
     return outcome
 
 
+@pytest.fixture(autouse=True)
+def no_login_path_of_this_machine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Extraction through a Claude Code login is on by default: a test in this process never finds the
+    developer's own signed-in ``claude`` (the ``claude``-marked tests point at the pinned CLI themselves)."""
+    if request.node.get_closest_marker("claude") is None:
+        from agentctx import vialogin
+
+        monkeypatch.setattr(vialogin, "find_claude", lambda: None)
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """AGENTCTX_HOME pointed at a fresh folder for this test."""
