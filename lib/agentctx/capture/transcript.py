@@ -387,3 +387,47 @@ def _entries(chain: list[dict], ends: dict[str, int]) -> list[Entry]:
         if isinstance(mid, str):
             by_message[mid] = (out[-1], {text for _, text in pieces})
     return out
+
+
+# Built-in commands that run the harness, not a request for work.
+HOUSEKEEPING = frozenset(
+    "/compact /clear /exit /quit /cost /model /help /context /status /resume /login /logout /mcp /config /memory "
+    "/permissions /doctor /init /ide /terminal-setup /vim /theme /usage /agents /hooks /plugin /export /rewind "
+    "/add-dir /bug /release-notes /upgrade /statusline /output-style /todos /fast /btw".split())
+_ACK = re.compile(
+    r"^(?:ok(?:ay)?|k|yes|yep|yeah|y|no|nope|sure|thanks?|thank you|thx|great|perfect|nice|cool|good|done|go|go on|"
+    r"go ahead|continue|proceed|keep going|carry on|next|lgtm|do it|sounds good|looks good|please|weiter|ja|nein|"
+    r"好|好的|继续|可以|是|对|네|응|계속|ครับ|ค่ะ|ได้|ต่อ)[\s.!。！~]*$", re.IGNORECASE)
+
+
+def substantive(entry: Entry) -> bool:
+    """A request for work: a prompt, a queued prompt or a slash command the person typed, not an
+    acknowledgement ("ok", "continue"), not a housekeeping command (``/compact``), not an answer."""
+    if entry.role != "user" or entry.kind not in ("prompt", "queued", "command"):
+        return False
+    text = entry.text.strip()
+    if entry.kind == "command" and text.split(maxsplit=1)[0].lower() in HOUSEKEEPING:
+        return False
+    return bool(text) and not _ACK.match(text)
+
+
+def person_entries(path: str) -> list[Entry]:
+    """Everything the person typed in the file, in file order, across compactions and sessionIds
+    (sidechains and meta lines left out)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return []
+    lines: list[dict] = []
+    ends: dict[str, int] = {}
+    for obj, end in _lines(path, 0, size):
+        if isinstance(obj, dict) and obj.get("type") in ("user", "attachment") and isinstance(obj.get("uuid"), str):
+            if not obj.get("isSidechain"):
+                lines.append(obj)
+                ends[obj["uuid"]] = end
+    return [e for e in _entries(lines, ends) if e.role == "user"]
+
+
+def latest_request(path: str) -> Entry | None:
+    """The person's latest substantive request in the file (see :func:`substantive`), or None."""
+    return next((e for e in reversed(person_entries(path)) if substantive(e)), None)
