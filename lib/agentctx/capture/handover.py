@@ -453,7 +453,8 @@ def handover_fields(data: dict, first_prompt: str = "", last_text: str = "") -> 
     steps = next_steps(last_text)
     failing = [t for t in data["tests"] if t["status"] == "failed"]
     steps += [f"Make the failing tests pass: {_anchor_clip(t['title'], 160)}" for t in failing]
-    blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"] if not e["tests_passed_after"]]
+    blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"]
+                if not (e["tests_passed_after"] or e.get("cleared"))]
     task = _anchor_clip(first_prompt, HANDOVER_TASK_CHARS)
     return {"current_task": task, "next_steps": steps, "blockers": blockers, "open_questions": []}
 
