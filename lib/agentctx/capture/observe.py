@@ -209,8 +209,7 @@ _VALUE_OPTIONS = {
     "--config", "--testPathPattern", "--project", "-run", "--run", "-count", "-timeout", "-tags", "--tags",
     "-coverprofile", "-bench", "--package", "--features", "--target", "--test", "--bin", "-j", "--jobs",
     "--dir", "--root", "--environment", "--shard", "--workspace-root", "--format", "--require", "--seed",
-    "--filter", "--logger", "--configuration", "--framework", "--order", "--tag", "--example", "--pattern", "-e",
-    "--out", "--testNamePattern", "-w", "--workdir", "--name", "-v", "--volume", "--env", "--entrypoint", "--user",
+    "--filter", "--logger", "--configuration", "--framework", "--order", "--tag", "--example", "--pattern", "--out",
 }
 
 
