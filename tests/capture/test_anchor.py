@@ -189,6 +189,19 @@ def test_compact_session_start_puts_the_anchor_first_within_budget(session, conn
     assert "anchor state" not in fresh  # another session has no anchor
 
 
+def test_the_compact_digest_never_shows_one_text_twice(session, conn, proj, home, repo):
+    t, dec = session
+    handover.write(conn, proj.id, "sess-1", {"current_task": "Add refunds to the payments API",
+                                              "next_steps": ["Wire the ledger client", "Ship behind a flag"],
+                                              "blockers": ["Vendor sandbox is down"]}, 0)
+    run_precompact(precompact(repo, t.path), home)
+    start = {"session_id": "sess-1", "cwd": str(repo), "hook_event_name": "SessionStart", "transcript_path": str(t.path)}
+    ctx = context_of(run_hook("session_start", {**start, "source": "compact"}, home))
+    for text in ("Add refunds to the payments API", "Wire the ledger client", dec["title"]):
+        assert ctx.count(text) == 1, (text, ctx)
+    assert "Vendor sandbox is down" in ctx and "Ship behind a flag" in ctx  # what only the handover says stays
+
+
 def test_a_huge_anchor_still_fits_and_keeps_every_part(conn, proj, home, repo, tmp_path):
     t = Transcript(tmp_path / "big.jsonl", "sess-1")
     t.user("Refactor everything: " + "word " * 2000)
