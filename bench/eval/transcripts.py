@@ -743,6 +743,25 @@ def table(results: list[dict], total: dict, oracle_res: dict | None, command: st
     return "\n".join(lines) + "\n"
 
 
+def public(results: list[dict], oracle_res: dict | None) -> dict:
+    """The figures without a word of the split (quotes, questions, record titles stay out of the repo)."""
+    out = json.loads(json.dumps({"transcripts": results, "oracle": oracle_res}))
+    for t in out["transcripts"]:
+        for st in t["statements"]:
+            st.pop("quote", None)
+        t["junk"] = len(t["junk"])
+        t.get("model_input", {}).pop("missed", None)
+        h = t["handover"]
+        h.pop("current_task", None)
+        h["stale_next_steps"], h["stale_blockers"] = len(h["stale_next_steps"]), len(h["stale_blockers"])
+        for q in t["memory"]["detail"]:
+            q.pop("q", None)
+    for o in (out["oracle"] or {}).values():
+        for q in o["memory"]["detail"]:
+            q.pop("q", None)
+    return out
+
+
 def find_dev(given: str | None) -> Path | None:
     if given:
         return Path(given) if Path(given, "labels").is_dir() else None
@@ -761,6 +780,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle store")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--name", default="transcripts", help="results file stem under bench/results")
+    parser.add_argument("--detail", help="also write every detail (quotes included) to this file, outside the repo")
     args = parser.parse_args(argv)
     dev = find_dev(args.dev)
     if dev is None:
@@ -791,8 +811,11 @@ def main(argv: list[str] | None = None) -> int:
     md = table(results, total, oracle_res, command.strip())
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.md").write_text(md)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps({"total": total, "transcripts": results,
-                                                           "oracle": oracle_res}, indent=1, ensure_ascii=False))
+    (RESULTS / f"{args.name}.json").write_text(json.dumps({"total": total, **public(results, oracle_res)},
+                                                          indent=1, ensure_ascii=False))
+    if args.detail:  # everything, quotes included: outside the repository only
+        Path(args.detail).write_text(json.dumps({"total": total, "transcripts": results, "oracle": oracle_res},
+                                                indent=1, ensure_ascii=False))
     print(md)
     return 0
 

@@ -2,8 +2,8 @@
 
 ``llm``: extraction through the Anthropic API at turn end (ADR-009; on by default, needs
 ``ANTHROPIC_API_KEY``). ``claude_login``: when there is no API key, extract through the user's
-own Claude Code login by running ``claude -p`` (opt-in, off by default). Without either, the
-deterministic capture of explicit user statements runs instead.
+own Claude Code login by running ``claude -p`` (on by default, used when a logged-in ``claude`` is
+found; see ``vialogin``). Without either, the deterministic capture of what the person states runs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 from agentctx import paths
 
 DEFAULTS: dict[str, bool | float] = {
-    "llm": True, "claude_login": False, "embeddings": True,  # embeddings: see consolidate.py
+    "llm": True, "claude_login": True, "embeddings": True,  # embeddings: see consolidate.py
     # Spending caps for model calls (extraction, rollup), in USD at Haiku 4.5 prices: per UTC day across
     # all projects, and per session. Reached: model calls pause (agentctx.spending). 0 allows none.
     "daily_cap_usd": 2.0, "session_cap_usd": 0.5,

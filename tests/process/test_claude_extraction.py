@@ -253,7 +253,8 @@ def test_real_cli_session_is_extracted_incrementally(claude, bundle, tmp_path):
 
 @pytest.mark.claude
 def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude, tmp_path, monkeypatch):
-    """No API key, ``config --claude-login``: ``claude -p`` extracts; its own session stays hook-free."""
+    """No API key and a logged-in ``claude``: ``claude -p`` extracts by default; its own session fires
+    no hook of anyone's and loads no MCP server; the person is told once."""
     from agentctx import config
     from agentctx.capture import extract
 
@@ -263,10 +264,14 @@ def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude
     cfg.mkdir(parents=True)
     # A user-level hook that would record the child session in our store if our guard failed.
     launch = f'sh "{ROOT / "hooks" / "launch.sh"}"'
+    fired = tmp_path / "someone-elses-hook-fired"
     cfg.joinpath("settings.json").write_text(json.dumps({"hooks": {
         "SessionStart": [{"hooks": [{"type": "command", "command": f"{launch} session_start"}]}],
         "Stop": [{"hooks": [{"type": "command", "command": f"{launch} stop"}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch {fired}"}]}],
     }}))
+    home.joinpath(".claude.json").write_text(json.dumps({"mcpServers": {"other": {
+        "command": "sh", "args": ["-c", f"touch {fired}.mcp; sleep 3"]}}}))
     work = make_repo(tmp_path / "shop")
     tx = Transcript(tmp_path / "session.jsonl")
     tx.turn("We decided to move the queue to RabbitMQ.", "OK.")
@@ -287,9 +292,11 @@ def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.delenv("AGENTCTX_DISABLE", raising=False)
+        config.save(claude_login=False)
         assert extract.mode()[0] == "explicit"
-        config.save(claude_login=True)
-        assert extract.mode()[0] == "claude_login"
+        config.save(claude_login=True)  # the default
+        how, why = extract.mode()
+        assert how == "claude_login" and "Claude Code login" in why
         result = extract.run_once("s-login", str(tx.path), str(work))
         calls = extraction_requests(api)
     assert result.status == "written" and result.mode == "claude_login", result.as_dict()
@@ -298,3 +305,8 @@ def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude
     # The child session fired no agentctx hook (no session row of its own) and left no transcript.
     assert [r["session_id"] for r in rows(data, "SELECT session_id FROM sessions")] == ["s-login"]
     assert not list(cfg.glob("projects/**/*.jsonl"))
+    assert not fired.exists() and not Path(f"{fired}.mcp").exists()  # nobody's hooks, no MCP server
+    told = [p.read_text() for p in (data / "notices").iterdir()]
+    assert len(told) == 1 and "Claude Code login" in told[0] and "--no-llm" in told[0]
+    extract.run_once("s-login-2", str(tx.path), str(work))
+    assert len(list((data / "notices").iterdir())) == 1  # said once

@@ -70,13 +70,19 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
     missing = llm.available(check_sdk)
     if not missing:
         return "llm", ""
-    if settings["claude_login"] and not os.environ.get("ANTHROPIC_API_KEY", "").strip():
-        from agentctx.vialogin import find_claude
+    if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return "explicit", f"{missing}: LLM extraction skipped"
+    if not settings["claude_login"]:
+        return "explicit", f"{missing} and extraction through the Claude Code login is off " \
+            "(agentctx config --claude-login): LLM extraction skipped"
+    from agentctx.vialogin import find_claude, logged_in
 
-        if find_claude():
-            return "claude_login", ""
-        missing += " and claude was not found"
-    return "explicit", f"{missing}: LLM extraction skipped"
+    binary = find_claude()
+    if not binary:
+        return "explicit", f"{missing} and claude was not found: LLM extraction skipped"
+    if not logged_in(binary):
+        return "explicit", f"{missing} and {binary} is not logged in: LLM extraction skipped"
+    return "claude_login", f"no ANTHROPIC_API_KEY: extracting through your Claude Code login ({binary})"
 
 
 def _session_row(conn: sqlite3.Connection, sid: str, proj: project_mod.Project, cwd: str) -> dict:
@@ -144,9 +150,12 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
             _derived_handover(conn, proj, session_id, transcript_path, result)
         else:
             if client is None and how == "claude_login":
-                from agentctx.vialogin import LoginClient
+                from agentctx.vialogin import LoginClient, notice_once
 
                 client = LoginClient()
+                told = notice_once(float(config.load()["daily_cap_usd"]))
+                if told:
+                    db.add_notice(told)  # the person sees it at the next SessionStart
             result = _run_llm(conn, proj, session_id, batch, blocks, client)
             result.mode = how
         result.tokens = tokens
