@@ -13,7 +13,8 @@ from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
 @click.command("config")
 @click.option("--llm/--no-llm", "llm", default=None, help="Turn LLM extraction at turn end on or off.")
 @click.option("--claude-login/--no-claude-login", "claude_login", default=None,
-              help="Without an API key, extract through your Claude Code login (claude -p).")
+              help="Without an API key, extract through your Claude Code login (claude -p) when it is "
+                   "logged in (on by default).")
 @click.option("--daily-cap", "daily_cap_usd", type=click.FloatRange(min=0), default=None, metavar="USD",
               help="Spending cap for model calls per UTC day, all projects (default 2.00; 0: none at all).")
 @click.option("--session-cap", "session_cap_usd", type=click.FloatRange(min=0), default=None, metavar="USD",
