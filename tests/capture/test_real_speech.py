@@ -14,7 +14,7 @@ from tests.conftest import make_repo
 from tests.support import fake_api
 from tests.support.hooks import hook_env, run_hook
 from tests.support.waiting import wait_for
-from tests.test_e2e_capture_b import rows, worker_idle
+from tests.process.test_claude_extraction import rows, worker_idle
 
 SID = "s-real-speech"
 QUESTION = "Which database should the service use?"
