@@ -156,3 +156,30 @@ def test_the_model_sees_everything_typed_and_nothing_injected(tmp_path):
                   'kind="answer"', 'kind="queued"', 'kind="reply"', "我们就用 Tauri", "Wir nehmen SQLite"):
         assert typed in sent, typed
     assert "we decided to use Oracle" not in sent  # the IDE selection never reaches the model
+
+
+def test_the_handover_names_the_latest_request_across_compactions_and_sessions(tmp_path):
+    data, work = tmp_path / "data", make_repo(tmp_path / "shop")
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Build the invoice exporter.")
+    s.say("Done.\n\nNext steps:\n- Add CSV export")
+    s.add("system", subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=s.last)
+    s.last = None
+    s.add("user", isCompactSummary=True, isVisibleInTranscriptOnly=True,
+          message={"role": "user", "content": "This session is being continued from a previous conversation. "
+                                              "Summary: Build the invoice exporter."})
+    s.user("Now add PDF rendering to the exporter.")
+    s.say("Working on it.")
+    s.add("attachment", attachment={"type": "queued_command", "prompt": "Also email the PDF to the customer.",
+                                    "commandMode": "prompt"})
+    s.say("PDF rendering added.\n\nNext steps:\n1. Wire the SMTP client\n2. Add a retry")
+    s.user("ok thanks")
+    s.user("<command-name>/compact</command-name><command-args></command-args>")
+    env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
+    payload = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work), "hook_event_name": "Stop"}
+    assert run_hook("stop", payload, data, env=env).returncode == 0
+    wait_for(lambda: worker_idle(data, SID) and rows(data, "SELECT id FROM records WHERE type = 'handover'"),
+             "the derived handover")
+    [head] = rows(data, "SELECT title, body FROM records WHERE type = 'handover' AND superseded_at IS NULL")
+    assert head["title"] == "Also email the PDF to the customer."
+    assert "Wire the SMTP client" in head["body"] and "Add CSV export" not in head["body"]  # the latest plan only

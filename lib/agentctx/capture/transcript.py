@@ -394,10 +394,10 @@ HOUSEKEEPING = frozenset(
     "/compact /clear /exit /quit /cost /model /help /context /status /resume /login /logout /mcp /config /memory "
     "/permissions /doctor /init /ide /terminal-setup /vim /theme /usage /agents /hooks /plugin /export /rewind "
     "/add-dir /bug /release-notes /upgrade /statusline /output-style /todos /fast /btw".split())
-_ACK = re.compile(
-    r"^(?:ok(?:ay)?|k|yes|yep|yeah|y|no|nope|sure|thanks?|thank you|thx|great|perfect|nice|cool|good|done|go|go on|"
-    r"go ahead|continue|proceed|keep going|carry on|next|lgtm|do it|sounds good|looks good|please|weiter|ja|nein|"
-    r"好|好的|继续|可以|是|对|네|응|계속|ครับ|ค่ะ|ได้|ต่อ)[\s.!。！~]*$", re.IGNORECASE)
+_ACK_WORD = (r"(?:ok(?:ay)?|k|yes|yep|yeah|y|no|nope|sure|thanks?|thank you|thx|great|perfect|nice|cool|good|done|"
+             r"go|go on|go ahead|continue|proceed|keep going|carry on|next|lgtm|do it|sounds good|looks good|please|"
+             r"weiter|ja|nein|danke|好|好的|继续|可以|是|对|谢谢|네|응|계속|감사|ครับ|ค่ะ|ได้|ต่อ|ขอบคุณ)")
+_ACK = re.compile(rf"^{_ACK_WORD}(?:[\s,.!。！~]+{_ACK_WORD})*[\s,.!。！~]*$", re.IGNORECASE)
 
 
 def substantive(entry: Entry) -> bool:
