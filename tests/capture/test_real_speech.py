@@ -11,10 +11,10 @@ import pytest
 
 from agentctx.capture import explicit, transcript
 from tests.conftest import make_repo
+from tests.process.test_claude_extraction import rows, worker_idle
 from tests.support import fake_api
 from tests.support.hooks import hook_env, run_hook
 from tests.support.waiting import wait_for
-from tests.process.test_claude_extraction import rows, worker_idle
 
 SID = "s-real-speech"
 QUESTION = "Which database should the service use?"
