@@ -415,7 +415,8 @@ _JUNK = re.compile(
     r"^(?:\S+ subagent concluded: )?(?:hi|hello|hey|thanks?|thank you|great|excellent|perfect|awesome|nice|ok(?:ay)?|"
     r"done|pushed successfully|all set|sure|got it|sounds good|cool)\b[\s\S]{0,40}$"
     r"|this session is being continued|<analysis>|^(?:\S+ subagent concluded: )?(?:summary|analysis):"
-    r"|^(?:tests? (?:pass|fail)\w*: )?(?:docker run|npx |uv run |bundle exec |yarn |pnpm |npm )", re.I)
+    r"|^(?:tests? (?:pass|fail)\w*: )?`?(?:docker run|npx |uv run |bundle exec |(?:yarn|pnpm|npm|bun) (?:test|run|exec)\b)",
+    re.I)
 
 
 def is_junk(rec: dict) -> bool:
