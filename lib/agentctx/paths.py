@@ -64,3 +64,14 @@ def ensure(path: str) -> str:
     knowledge); return it."""
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
+
+
+def tilde(text: str) -> str:
+    """``text`` with the home folder written as ``~`` (``/home/ana/src/x`` -> ``~/src/x``): a stored
+    observation never carries the person's absolute home path."""
+    home = os.path.expanduser("~").rstrip("/\\")
+    if not text or len(home) < 2 or home not in text:
+        return text
+    import re
+
+    return re.sub(re.escape(home) + r"(?=[/\\]|\b|$)", "~", text)

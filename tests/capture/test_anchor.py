@@ -148,11 +148,11 @@ def test_second_compaction_merges_into_the_anchor(session, conn, proj, home, rep
     run_precompact(precompact(repo, t.path, trigger="auto"), home)
     got = handover.read_anchor(conn, "sess-1")
     assert got["version"] == 2
-    assert texts(got["intent"])[0].startswith("Add refunds")  # the first prompt stays the intent
+    assert texts(got["intent"])[0] == "Now make the ledger client retry on 529."  # the request in progress
     assert "Compaction focus: keep the ledger details" in texts(got["intent"])
     assert texts(got["changes"]) == ["src/refunds.py (written/edited 3×)", "src/ledger.py (written/edited 1×)"]
     assert [i["key"] for i in got["decisions"]] == [f"rec:{new['id']}"]  # the superseded one is gone
-    assert texts(got["next_steps"]) == ["Load-test the retry path", "Wire the ledger client", "Add the refund test"]
+    assert texts(got["next_steps"]) == ["Load-test the retry path"]  # the latest plan only
     assert "Load-test the retry path" in Path(handover.anchor_backup_path(proj.id, "sess-1")).read_text()
 
 
@@ -187,6 +187,19 @@ def test_compact_session_start_puts_the_anchor_first_within_budget(session, conn
     assert "anchor state" not in other and "Money is integer cents" in other
     fresh = context_of(run_hook("session_start", {**start, "session_id": "sess-2", "source": "compact"}, home))
     assert "anchor state" not in fresh  # another session has no anchor
+
+
+def test_the_compact_digest_never_shows_one_text_twice(session, conn, proj, home, repo):
+    t, dec = session
+    handover.write(conn, proj.id, "sess-1", {"current_task": "Add refunds to the payments API",
+                                              "next_steps": ["Wire the ledger client", "Ship behind a flag"],
+                                              "blockers": ["Vendor sandbox is down"]}, 0)
+    run_precompact(precompact(repo, t.path), home)
+    start = {"session_id": "sess-1", "cwd": str(repo), "hook_event_name": "SessionStart", "transcript_path": str(t.path)}
+    ctx = context_of(run_hook("session_start", {**start, "source": "compact"}, home))
+    for text in ("Add refunds to the payments API", "Wire the ledger client", dec["title"]):
+        assert ctx.count(text) == 1, (text, ctx)
+    assert "Vendor sandbox is down" in ctx and "Ship behind a flag" in ctx  # what only the handover says stays
 
 
 def test_a_huge_anchor_still_fits_and_keeps_every_part(conn, proj, home, repo, tmp_path):
@@ -246,7 +259,8 @@ def test_merge_rules():
                                                                        {"key": "file:a", "text": "a 2"}],
            "decisions": [], "next_steps": [{"key": "step:n", "text": "n"}]}
     out = handover.merge_anchor(old, new, gone={"rec:X"})
-    assert texts(out["intent"]) == ["first"]
+    assert texts(out["intent"]) == ["later"]  # the request in progress
     assert texts(out["changes"]) == ["a 2", "b 1"]
     assert out["decisions"] == []
-    assert texts(out["next_steps"]) == ["n", "o"]
+    assert texts(out["next_steps"]) == ["n"]  # the latest plan alone
+    assert texts(handover.merge_anchor(old, {**new, "next_steps": []})["next_steps"]) == ["o"]  # kept while none is new

@@ -294,19 +294,31 @@ def _fences_are_whole(text: str) -> None:
     assert opened == text.count("</raw_user_log>") > 0
 
 
-def test_head_and_tail_window_between_15k_and_50k_tokens(api, tx, repo, conn):
+def test_a_log_over_15k_tokens_is_read_in_parts_never_cut_in_the_middle(api, tx, repo, conn):
     tx.turn("FIRST-MESSAGE: the project is a billing service.")
     for i in range(60):
-        tx.turn(f"turn {i} " + "lorem ipsum dolor sit amet " * 80)
+        tx.turn(f"turn {i} MIDDLE{i:02d} " + "lorem ipsum dolor sit amet " * 80)
     tx.turn("LAST-MESSAGE: let's go with Stripe.")
-    api.enqueue(reply(decisions=[decision("Payments via Stripe")]))
+    api.responder = lambda body: fake_api.text(reply(decisions=[decision("Payments via Stripe")]))
     result = run(tx, repo)
-    assert result.window == "head_tail" and result.status == "written"
-    content = api.message_requests[0].body["messages"][0]["content"]
-    assert "FIRST-MESSAGE" in content and "LAST-MESSAGE" in content and "<omitted_messages" in content
-    _fences_are_whole(content)
-    log = content.split("<session_log", 1)[1]
-    assert prompts.estimate_tokens(log) <= prompts.HEAD_TOKENS + prompts.TAIL_TOKENS + 200
+    assert result.window == "map_reduce" and result.status == "written"
+    parts = [r.body["messages"][0]["content"] for r in api.message_requests
+             if "<chunk_results>" not in r.body["messages"][0]["content"]]
+    seen = "".join(parts)
+    assert "<omitted_messages" not in seen and "characters cut" not in seen
+    assert "FIRST-MESSAGE" in seen and "LAST-MESSAGE" in seen
+    assert all(f"MIDDLE{i:02d}" in seen for i in range(60))  # the middle is read too
+    for content in parts:
+        _fences_are_whole(content)
+
+
+def test_a_long_typed_message_is_never_clipped(api, tx, repo, conn):
+    brief = "BRIEF-START " + "requirement text " * 2000 + " BRIEF-END"
+    tx.turn(brief)
+    api.responder = lambda body: fake_api.text(reply(decisions=[decision("A decision")]))
+    run(tx, repo)
+    seen = "".join(r.body["messages"][0]["content"] for r in api.message_requests)
+    assert "BRIEF-START" in seen and "BRIEF-END" in seen and "characters cut" not in seen
 
 
 def test_map_reduce_above_50k_tokens(api, tx, repo, conn):

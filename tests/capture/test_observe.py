@@ -456,3 +456,74 @@ def test_manifest_declares_the_capture_hooks():
     assert failure["matcher"] == "Bash" and failure["hooks"][0]["async"] is True
     (pre,) = hooks["PreCompact"]
     assert not pre["hooks"][0].get("async") and pre["hooks"][0]["command"].endswith(" pre_compact")
+
+
+# -- issue 19: observations that are signal ------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("make test", ("make test", [])),
+    ("bin/rails test test/models/user_test.rb", ("rails test", ["test/models/user_test.rb"])),
+    ("bundle exec rspec spec/models --format documentation", ("rspec", ["spec/models"])),
+    ("pnpm test -- --watch=false", ("pnpm test", [])),
+    ("yarn test", ("yarn test", [])),
+    ("bun test", ("bun test", [])),
+    ("./gradlew test", ("gradle test", [])),
+    ("mvn -q test", ("mvn test", [])),
+    ("dotnet test MyApp.Tests", ("dotnet test", ["MyApp.Tests"])),
+    ("docker run --rm -v $PWD:/app -w /app node:20 npx vitest run src/a.test.ts", ("vitest", ["src/a.test.ts"])),
+    ("docker compose exec web pytest -q tests/", ("pytest", ["tests/"])),
+    ("npx vitest run --reporter=verbose 2>&1 | tail -20", ("vitest", [])),
+])
+def test_more_runners_and_wrappers(command, expected):
+    assert observe.test_command(command) == expected
+
+
+def test_one_record_per_runner_and_target_whatever_the_flags_and_wrappers(home, repo, proj):
+    out = " Test Files  1 passed (1)\n      Tests  12 passed (12)\n"
+    for cmd in ("npx vitest run", "npx vitest run --reporter=verbose 2>&1 | tail -20",
+                "docker run --rm -v $PWD:/app node:20 npx vitest run"):
+        run_ok(bash_ok(repo, cmd, out), home)
+    recs = rows("SELECT title FROM records WHERE type = 'discovery' AND superseded_at IS NULL")
+    assert [r["title"] for r in recs] == ["Tests passed: `vitest` (12 passed (12))"]  # no command line in the title
+
+
+def test_a_later_success_of_the_same_command_retires_its_bugfix_stub(home, repo, proj):
+    failing = "Collecting leftpad\nERROR: No matching distribution found for leftpad==9.9"
+    run_ok(bash_failed(repo, "pip install leftpad==9.9", failing), home)
+    assert rows("SELECT id FROM records WHERE type = 'bugfix' AND superseded_at IS NULL")
+    run_ok(bash_ok(repo, "ls"), home)  # another command: the stub stays
+    assert rows("SELECT id FROM records WHERE type = 'bugfix' AND superseded_at IS NULL")
+    run_ok(bash_ok(repo, "cd . && pip install leftpad==9.9 2>&1 | tail -3", "Successfully installed leftpad"), home)
+    assert rows("SELECT id FROM records WHERE type = 'bugfix' AND superseded_at IS NULL") == []
+    assert len(rows("SELECT id FROM records WHERE type = 'bugfix'")) == 1  # history keeps it
+
+
+def test_make_test_failure_is_a_test_result_not_a_bugfix(home, repo, proj):
+    out = "python -m unittest\n.F\nFAIL: test_x (t.T)\nRan 2 tests in 0.01s\n\nFAILED (failures=1)\nmake: *** [test] Error 1"
+    run_ok(bash_failed(repo, "make test", out, code=2), home)
+    assert rows("SELECT id FROM records WHERE type = 'bugfix'") == []
+    [rec] = rows("SELECT title FROM records WHERE type = 'discovery'")
+    assert rec["title"].startswith("Tests failed: `make test` (2 tests, 1 failed)")
+
+
+def test_quiet_git_commit_is_read_back_from_git(home, repo, proj, tmp_path):
+    import subprocess
+
+    work = tmp_path / "real"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(work)], check=True)
+    (work / "a.txt").write_text("a")
+    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "Add a"], check=True)
+    run_ok(bash_ok(work, "git commit -q -m 'Add a'", ""), home)
+    meta = json.loads(rows("SELECT meta FROM sessions WHERE session_id = 'sess-1'")[0]["meta"])
+    assert [(c["branch"], c["message"]) for c in meta["commits"]] == [("main", "Add a")]
+
+
+def test_home_paths_are_stored_as_tilde(home, repo, proj):
+    where = Path.home() / "src" / "app" / "main.py"
+    run_ok(bash_failed(repo, f"python {where}", f"Traceback (most recent call last):\n  File \"{where}\", line 1\n"
+                                                "NameError: name 'x' is not defined"), home)
+    [rec] = rows("SELECT title FROM records WHERE type = 'bugfix'")
+    assert str(Path.home()) not in rec["title"] and "~/src/app/main.py" in rec["title"]

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import budgets, project, render
+from agentctx import budgets, project, project_settings, render
 from agentctx.capture import explicit, transcript
+from agentctx.events import subagent_stop
 from agentctx.injection import briefs
 from agentctx.store import db, records, sessions
 from tests.support.hooks import context_of, run_hook
@@ -185,3 +186,24 @@ def test_a_background_subagents_report_is_not_the_developer_speaking(tmp_path):
     assert [e.role for e in entries] == ["user", "tool"]
     assert entries[1].text.startswith("[subagent result: We decided to use the recursive descent parser")
     assert explicit.from_entries(entries) == []
+
+
+# -- issue 19: no record from a compaction run or an acknowledgement; titles say what was found ------
+
+
+@pytest.mark.parametrize("agent_type, text", [
+    ("compact", "The conversation covered the refund flow, the ledger client and the retry logic in depth."),
+    ("general-purpose", "<analysis>\nThe user asked for refunds. Then ...</analysis>\n<summary>1. Primary</summary>"),
+    ("general-purpose", "Excellent! Pushed successfully. All done."),
+])
+def test_no_record_from_compaction_or_acknowledgement(agent_type, text):
+    assert subagent_stop.conclusion(agent_type, text, project_settings.Settings("/tmp")) is None
+
+
+def test_the_title_is_what_was_found():
+    text = "Perfect! Now I have a complete picture.\n\n## Summary\nThe parser lives in src/parse.py and is called twice."
+    title, _ = subagent_stop.conclusion("Explore", text, project_settings.Settings("/tmp"))
+    assert title == "Explore subagent concluded: The parser lives in src/parse.py and is called twice."
+    title, _ = subagent_stop.conclusion("", "Found it: the retry loop never backs off in client.py.",
+                                        project_settings.Settings("/tmp"))
+    assert title.startswith("Subagent concluded: Found it")

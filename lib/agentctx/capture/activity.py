@@ -77,7 +77,8 @@ def collect(conn: sqlite3.Connection, proj: Project, day: str, *, session_id: st
         seen_at = r["updated_at"] or r["recorded_at"]
         passed_after = any(t["status"] == "passed" and t["session_id"] == r["session_id"] and t["at"] > seen_at
                            for t in tests.values())
-        errors.append({**_brief(r), "seen": 1 + int(r["reinforce_count"] or 0), "tests_passed_after": passed_after})
+        errors.append({**_brief(r), "seen": 1 + int(r["reinforce_count"] or 0), "tests_passed_after": passed_after,
+                       "cleared": r["superseded_at"] is not None})  # retired: the same command succeeded later
     learned = [_brief(r) for r in mine(activity.records_between(conn, proj.id, start, end, ["discovery"]))
                if not (r["key"] or "").startswith(("test.", "rollup."))]
     sess = [s for s in activity.sessions_between(conn, proj.id, start, end)

@@ -1,16 +1,24 @@
-"""Deterministic capture of what the USER states explicitly (no model, no key needed).
+"""Deterministic capture of what the person states (no model, no key needed).
 
-Only the developer's own messages are read (never Claude's text, tool output or compaction
-summaries). A sentence becomes a record when it says, in so many words, that something was
-decided or is a rule from now on:
+Only what the person typed is read (``transcript`` entries of role ``user``: prompts, slash-command
+arguments, queued prompts, answers), never Claude's text, tool output or compaction summaries.
 
-* decision: "we decided ...", "let's go with ...", "we'll go with ...", "use X instead of Y"
-* convention: "from now on ..."
-* preference: "always ...", "never ...", "don't ever ...", "we/I always|never ..."
+* An answer to Claude's multiple-choice question (AskUserQuestion, kind ``answer``) is a decision by
+  construction, stored with the question and the options it was chosen from.
+* A reply by number or letter (``1.A  3. B``, kind ``reply``) is a decision per item, stored with the
+  item of Claude's list it answers (and the option the letter names, when the list has one).
+* In typed text, a sentence (a long run-on one: each clause) becomes a record when it has the shape of
+  a durable choice or rule: a choice ("we decided", "let's go with / use", "use X for Y", "X instead of
+  Y", "switch to"), a preference ("prefer", "I'd rather", "I like it when"), a rule ("always", "never",
+  "from now on", "make sure", "keep ...", "don't / do not ...", "no X", "must"), or a scope cut ("skip X
+  for now", "out of scope", "no need for X", "not now"); bullet items of a pasted brief under a heading
+  such as "Requirements" or "Constraints" are decisions. The same shapes are recognised in German,
+  French, Spanish, Chinese, Japanese, Korean and Thai, and such sentences are kept verbatim.
+* Questions, conditionals and sentences with none of those shapes (one-off requests, feedback) are
+  left out.
 
-Questions and conditionals ("should we always ...?", "if we decided ...") are skipped. Records
-carry source ``user_statement``, confidence ``explicit``, a body quoting the statement, and a key
-made from a hash of the normalized statement, so saying it again never makes a second record.
+Records carry source ``user_statement``, confidence ``explicit``, a body quoting the statement, and a
+key made from a hash of the normalized statement, so saying it again never makes a second record.
 """
 
 from __future__ import annotations
@@ -21,33 +29,108 @@ import re
 from agentctx.redact import redact
 
 MAX_STATEMENT = 280
+MAX_BODY = 1200
+CLAUSE_ABOVE = 300  # a longer "sentence" (speech-to-text, run-on) is read clause by clause
+CLAUSE_CHARS = 240
+MIN_BRIEF_CHARS = 300
 
+_I = re.I
+# (type, pattern) in order: the first that matches names the type.
 _RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("convention", re.compile(r"\bfrom now on\b|\bgoing forward\b|\bfrom here on\b", re.I)),
+    ("convention", re.compile(
+        r"\bfrom now on\b|\bgoing forward\b|\bfrom here on\b|\bby convention\b|"
+        r"\bab (?:jetzt|sofort)\b|\bvon nun an\b|\bkünftig\b|\bin zukunft\b|\bà partir de maintenant\b|"
+        r"\bde ahora en adelante\b|从现在开始|从今以后|以后都|今后|これから(?:は|も)|今後|앞으로|ต่อไปนี้|จากนี้ไป", _I)),
     ("decision", re.compile(
-        r"\b(?:we(?:'ve| have)?\s+(?:just\s+)?decided|(?:we|i)\s+(?:chose|picked|settled on)|"
-        r"let'?s\s+(?:go|stick)\s+with|(?:we|i)(?:'ll| will)\s+(?:go|stick)\s+with|"
-        r"we(?:'re| are)\s+going\s+with|the decision is)\b", re.I)),
-    ("decision", re.compile(r"\buse\s+\S.{0,80}?\s+instead\s+of\s+\S", re.I)),
+        r"\bwe(?:'ve| have)?\s+(?:just\s+)?decided|\b(?:we|i)\s+(?:chose|choose|picked|pick|settled on|opt for|"
+        r"opted for)|let'?s\s+(?:go|stick)\s+with|(?:we|i)(?:'ll| will)\s+(?:go|stick)\s+with|go with\b|"
+        r"we(?:'re| are)\s+going\s+with|the decision is|let'?s\s+(?:use|do|keep|make|build|call|name|put|target|"
+        r"deploy|host|store|switch|move|stay)|(?:we|i)(?:'ll| will| want to| would like to|'d like to)?\s+use\b|"
+        r"\buse\s+\S.{0,60}?\s+(?:for|as|to)\s+(?:the|all|every|our|each|this|its|any)\b|"
+        r"\binstead of\b|\brather than\b|\bswitch(?:ing)? (?:to|from|over)\b|\bmigrate to\b|\breplace\s+\S.{0,40}?\swith\b|"
+        r"\b(?:skip|drop|defer|postpone|leave out|park)\b.{0,60}\b(?:for now|until later|later|for the mvp|in v1)\b|"
+        r"\bout of scope\b|\bnot in scope\b|\bno need (?:for|to)\b|\bwe don'?t need\b|\bnot needed\b|"
+        r"\b(?:don'?t|do not) think we need\b|\blet'?s\s+(?!(?:see|try|check|look|test|run|debug|figure|think|talk|"
+        r"discuss|go ahead|first|do it|begin|get started|continue|proceed)\b)\w+|"
+        r"\b(?:implemented|built|written|made|deployed|hosted|published)\s+(?:using|with|in|on|at|to)\s+\S|"
+        r"\b(?:host|deploy|publish)\w*\s+(?:it\s+|this\s+|them\s+)?(?:on|to|at)\s+\S|"
+        r"\b(?:name|call|rename)\s+(?:it|this|the \w+|them)\s+(?!out\b|back\b)\S|"
+        r"\b(?:is|are) (?:not )?(?:required|optional)\b|\bonly\s+(?:support|target|use|need)\b|"
+        r"\bwir (?:nehmen|verwenden|nutzen|benutzen|bauen|machen|setzen)\b|\blass(?:t)? uns\b|\b(?:an)?statt\b|"
+        r"\banstelle\b|\bbrauchen wir\b|\bmachen wir (?:jetzt )?(?:nicht|erst)\b|\bnicht (?:nötig|notwendig)\b|"
+        r"\bon (?:utilise|part sur|garde)\b|\bau lieu de\b|\busamos\b|\ben lugar de\b|\bvamos a usar\b|"
+        r"就用|改用|采用|统一用|使用|换成|改成|而不是|不用|不需要|先不|暂时不|选择|"
+        r"を使(?:う|います|って)|にする|にします|ではなく|代わりに|"
+        r"(?:으)?로 하(?:자|죠|겠|기로)|사용(?:하자|해|하고|할)|(?:하|가|만들|쓰|넣|두|바꾸|올리)자\b|대신|말고|필요 ?없|"
+        r"(?:^|\s|จะ|เรา|ให้)ใช้|แทน|เลือก|ไม่ต้อง", _I)),
     ("preference", re.compile(
-        r"^(?:please\s+|and\s+|also,?\s+|so\s+)?(?:always|never|don'?t\s+ever|do\s+not\s+ever)\b|"
+        r"^(?:please\s+|and\s+|also,?\s+|so\s+|but\s+)?(?:always|never|don'?t\s+ever|do\s+not\s+ever)\b|"
         r"\b(?:we|you)\s+(?:should\s+|must\s+)?(?:always|never)\b|"
         r"\bi\s+(?:always|never)\s+(?:want|use|prefer|write|run|put|keep|like)\b|"
-        r"\bdon'?t\s+ever\b|\bdo\s+not\s+ever\b", re.I)),
+        r"\bdon'?t\s+ever\b|\bdo\s+not\s+ever\b|\bi(?:'d| would)? prefer\b|\bpreferably\b|\bprefer\b|"
+        r"\bi(?:'d| would) rather\b|\bi like (?:it )?when\b|\bi (?:don'?t|do not) like\b|"
+        r"\bi (?:like|love|hate)\s+\w+ing\b|\bwe (?:do not|don'?t) want\b|"
+        r"\b(?:immer|nie|niemals)\b|\bich (?:möchte|will|bevorzuge|hätte gern)\b|\bbevorzug|\blieber\b|"
+        r"\btoujours\b|\bjamais\b|\bje préfère\b|\bsiempre\b|\bnunca\b|\bprefiero\b|"
+        r"总是|始终|永远不|从不|偏好|更喜欢|我喜欢|我想要|我希望|"
+        r"必ず|常に|絶対に?|好き|好み|"
+        r"항상|언제나|절대|선호|좋겠|원해|"
+        r"เสมอ|ตลอด|ชอบ|อยากได้|อยากให้", _I)),
+    ("convention", re.compile(
+        r"\bmake sure\b|\bensure\b|\bkeep (?:it|them|the|all|every|our|this|each|things|using|just|only|one|a)\b|"
+        r"\b(?:it|this|that|they|the \w+|each \w+|every \w+|all \w+)\s+(?:should|shouldn'?t|should not|shud)\s+"
+        r"(?:not\s+|never\s+|always\s+|only\s+)?(?:be|have|look|show|pop|use|stay|support|run|open|go|keep)\b|"
+        r"\b(?:we|you|it|they|everything|every \w+|all \w+|each \w+)\s+(?:must|mustn'?t|has to|have to)\b|"
+        r"^(?:please\s+|and\s+|also,?\s+|but\s+)?(?:don'?t|do not)\s+(?!worry|know|think|understand|see|mind|care|"
+        r"bother|get|forget about|do that|panic|hesitate)\w+|"
+        r"^(?:no|without)\s+(?!(?:it|that|this|i|you|we|they|worries|problem|thanks|idea|luck|way|one|matter|"
+        r"need to worry|not|yes|ok|okay|more|longer)\b)[\w.-]+|"
+        r"\b(?:bitte )?kein(?:e|en|er)?\b|\bnicht\s+(?:mehr\s+)?(?:verwenden|nutzen|benutzen|ändern|committen)\b|"
+        r"\b(?:darf|dürfen) (?:nicht|kein)|\bachte darauf\b|"
+        r"\bne (?:pas|jamais)\b|\bno (?:uses|usar)\b|"
+        r"不要|别用|别再|不能|不许|必须|务必|确保|保持|一定要|"
+        r"しないで|ないでください|禁止|維持|"
+        r"하지 ?마|하지 않|금지|반드시|꼭|유지|"
+        r"อย่า|ห้าม|ต้อง|รักษา", _I)),
 ]
-_SKIP = re.compile(r"^(?:if|whether|did|do|does|have|has|should|would|could|can|when|why|how|what)\b", re.I)
+_SKIP = re.compile(
+    r"^(?:if|whether|did|do you|does|have|has|should|would|could|can|when|why|how|what|which|where|who|is|are|"
+    r"wenn|falls|ob|warum|wieso|wie|was|kannst|könntest|si|por qué|如果|为什么|怎么|是否|もし|なぜ|만약|왜|ถ้า|ทำไม)\b",
+    _I)
+# Not a statement whatever it holds: asking for an explanation, a request to Claude, an agent's narration.
+_REQUEST = re.compile(
+    r"\b(?:explain|understand|tell me|show me|walk me through|let me know|help me)\b|"
+    r"\b(?:i want|i need|i'?d like|i would like)\s+you\s+to\b|\b(?:can|could|would|will) you\b|"
+    r"^(?:let me\b|thinking:|now i\b|i'll (?:check|look|run|start|update|fix)\b|i'm going to\b|so the\b|since\b)|"
+    r"\bthe user (?:is|wants|asked|has|said)\b", _I)
+# Pasted terminal output: progress counters, log levels, commit lines, checkboxes.
+_PASTED = re.compile(r"^(?:\[[^\]]{0,20}\]|[0-9a-f]{7,40}\s|(?:WARNING|ERROR|INFO|DEBUG|FATAL|TRACE)\b|\$ |\d{4}-\d\d-\d\d[T ])")
+# Code and specs pasted as text: identifiers with dots or brackets, comparisons, calls.
+_CODE = re.compile(r"[\w\]\)]\.\w+\(|\w\[\w|==|!=|<=|>=|[≤≥]|\w\(\)|`[^`]+`|[{};]|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\.\w+")
+_QUESTION_END = re.compile(r"(?:[?？]|吗|呢|か|까|나요|ไหม|มั้ย|หรือเปล่า|หรือไม่)\s*[)\]\"'」]*$")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+_CLAUSE = re.compile(r"(?<=[,，、:：])\s*|\s+(?=(?:and|but|also|und|aber|sondern|then)\s)", _I)
+_WORD = re.compile(r"[^\W_]+")
+_CJK = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(.+\S)\s*$")
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*)?[^\n]{0,40}?\b(?:requirements?|constraints?|rules?|conventions?|decisions?|tech(?:nical)?"
+    r"(?: stack| choices)?|stack|scope|must[- ]haves?|non[- ]goals?|out of scope|architecture|guidelines|"
+    r"anforderungen|vorgaben|regeln|exigences|requisitos)\b[^\n]{0,30}$|^\s*(?:#{1,6}\s*)?[^\n]{0,20}?"
+    r"(?:要求|约束|规则|技术栈|要件|制約|요구 ?사항|규칙|제약|ข้อกำหนด)[^\n]{0,20}$", _I)
+_ITEM_NO = re.compile(r"(?:^|\s)(\d{1,2}|[A-Ha-h])\s*[.)]\s*")
+_YES_NO = re.compile(r"^(?:yes|yep|yeah|no|nope|ok|okay|sure|agreed|correct|right|ja|nein|oui|non|sí|是|对|好|不|네|예|아니|ใช่|ไม่)\b", _I)
+_OPTION = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?\(?([A-Ha-h])[.):]\)?(?:\*\*)?\s+(.+\S)")
 
 
 class Statement:
-    """One explicit statement: the record type it maps to and its text."""
+    """One statement: the record type it maps to, its text and, for answers, what it answers."""
 
-    __slots__ = ("type", "text", "key")
+    __slots__ = ("type", "text", "key", "context")
 
-    def __init__(self, type: str, text: str):
-        self.type, self.text = type, text
+    def __init__(self, type: str, text: str, context: str = ""):
+        self.type, self.text, self.context = type, text, context
         self.key = "stmt." + hashlib.sha256(normalize(text).encode()).hexdigest()[:20]
 
     def __repr__(self) -> str:
@@ -55,25 +138,49 @@ class Statement:
 
 
 def normalize(text: str) -> str:
-    """Lower-case words only: how two sayings of one statement compare."""
+    """Lower-case words only (any script): how two sayings of one statement compare."""
     return " ".join(_WORD.findall(text.lower()))
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def sentences(text: str) -> list[str]:
-    """The developer's sentences: code blocks and quoted lines (``>``) dropped."""
+    """The person's sentences: code blocks and quoted lines (``>``) dropped; a long run-on sentence is
+    split into clauses."""
     text = _CODE_FENCE.sub("\n", text)
     lines = [line for line in text.splitlines() if not line.lstrip().startswith(">")]
     out = []
     for part in _SENTENCE.split("\n".join(lines)):
         part = " ".join(part.split()).strip(" -*•")
-        if part:
+        if not part:
+            continue
+        if len(part) <= CLAUSE_ABOVE:
             out.append(part)
+            continue
+        current = ""
+        for clause in _CLAUSE.split(part):
+            if current and len(current) + len(clause) > CLAUSE_CHARS:
+                out.append(current.strip())
+                current = ""
+            current = f"{current} {clause}" if current else clause
+        if current.strip():
+            out.append(current.strip())
     return out
 
 
+def _long_enough(sentence: str) -> bool:
+    if _CJK.search(sentence):
+        return len(re.sub(r"\s", "", sentence)) >= 6
+    return len(normalize(sentence).split()) >= 3
+
+
 def classify(sentence: str) -> str | None:
-    """The record type a sentence states explicitly, or None."""
-    if sentence.endswith("?") or _SKIP.match(sentence) or len(normalize(sentence).split()) < 3:
+    """The record type a sentence states (a durable choice, preference or rule), or None."""
+    if _QUESTION_END.search(sentence) or _SKIP.match(sentence) or not _long_enough(sentence):
+        return None
+    if _REQUEST.search(sentence) or _PASTED.match(sentence) or len(_CODE.findall(sentence)) >= 2:
         return None
     for rtype, pattern in _RULES:
         if pattern.search(sentence):
@@ -81,29 +188,126 @@ def classify(sentence: str) -> str | None:
     return None
 
 
+def _brief_items(text: str) -> list[str]:
+    """Bullet items under a requirements-like heading of a pasted brief."""
+    if len(text) < MIN_BRIEF_CHARS:
+        return []
+    out, under = [], False
+    for line in text.splitlines():
+        bullet = _BULLET.match(line)
+        if bullet and under:
+            out.append(" ".join(bullet.group(1).split()).strip("*"))
+        elif line.strip() and not bullet:
+            under = bool(_HEADING.match(line.strip().rstrip(":：")))
+    return out
+
+
 def statements(user_texts) -> list[Statement]:
-    """Explicit statements in the developer's messages, first occurrence of each, in order."""
+    """Statements in typed text, first occurrence of each, in order."""
     found: dict[str, Statement] = {}
     for text in user_texts:
-        for sentence in sentences(redact(text)):
-            rtype = classify(sentence)
+        text = redact(text)
+        brief = set(_brief_items(text))
+        for sentence in sentences(text):
+            rtype = classify(sentence) or ("decision" if sentence in brief else None)
             if rtype is None:
                 continue
-            if len(sentence) > MAX_STATEMENT:
-                sentence = sentence[: MAX_STATEMENT - 1].rstrip() + "…"
             stmt = Statement(rtype, sentence)
+            found.setdefault(stmt.key, stmt)
+        for item in sorted(brief):
+            if any(item in s.text for s in found.values()):
+                continue
+            if not _QUESTION_END.search(item) and _long_enough(item):
+                stmt = Statement("decision", item)
+                found.setdefault(stmt.key, stmt)
+    return list(found.values())
+
+
+def answered(text: str) -> list[Statement]:
+    """AskUserQuestion answers (``Q: ... (options: ...)`` / ``A: ...`` pairs): one decision each."""
+    out, question = [], ""
+    for line in redact(text).splitlines():
+        if line.startswith("Q: "):
+            question = line[3:].strip()
+        elif line.startswith("A: ") and line[3:].strip():
+            answer = line[3:].strip()
+            if "?" in answer or "？" in answer or _QUESTION_END.search(answer):
+                continue  # the person asked back instead of choosing
+            asked = re.sub(r"\s*\(options: [^)]*\)$", "", question)
+            out.append(Statement("decision", f"{asked} → {answer}", context=question))
+    return out
+
+
+def _list_items(listing: str) -> dict[str, tuple[str, dict[str, str]]]:
+    """Claude's numbered list: number -> (the item's first line, its lettered options)."""
+    items: dict[str, tuple[str, dict[str, str]]] = {}
+    current = None
+    for line in listing.splitlines():
+        head = re.match(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(\d{1,2})[.)]\s*(.+\S)", line)
+        if head:
+            current = head.group(1)
+            items[current] = (head.group(2).strip("* "), {})
+            continue
+        opt = _OPTION.match(line)
+        if opt and current:
+            items[current][1].setdefault(opt.group(1).upper(), opt.group(2).strip("* "))
+        elif current and line.strip() and len(items[current][0]) < 40 and not items[current][1]:
+            title, opts = items[current]  # a heading's question on the next line
+            items[current] = (f"{title}: {line.strip().strip('*')}", opts)
+    return items
+
+
+def replied(text: str, listing: str) -> list[Statement]:
+    """A reply by number (``1.A  3. B``) to Claude's list: one decision per item answered."""
+    items = _list_items(listing)
+    if not items:
+        return []
+    marks = list(_ITEM_NO.finditer(text))
+    out = []
+    for i, mark in enumerate(marks):
+        answer = text[mark.end(): marks[i + 1].start() if i + 1 < len(marks) else len(text)].strip()
+        number = mark.group(1)
+        if not answer or number not in items:
+            continue
+        item, options = items[number]
+        letter = re.match(r"^([A-Ha-h])\b(?:\s*(?:\+|and|&|,)\s*([A-Ha-h])\b)?", answer)
+        chosen = answer
+        if not letter and not _YES_NO.match(answer) and (_QUESTION_END.search(answer) or _REQUEST.search(answer)):
+            continue  # a question or a request about the item, not a choice
+        if letter:
+            named = [options.get(g.upper()) for g in letter.groups() if g]
+            if any(named):
+                chosen = f"{answer} ({'; '.join(n for n in named if n)})"
+        out.append(Statement("decision", _clip(f"{item} → {chosen}", MAX_STATEMENT * 2),
+                             context=f'{number}. {item}'))
+    return out
+
+
+def from_entries(entries) -> list[Statement]:
+    """Statements in transcript entries, reading role ``user`` only (by kind: answers, replies, text)."""
+    found: dict[str, Statement] = {}
+    for e in entries:
+        if e.role != "user":
+            continue
+        kind = getattr(e, "kind", "prompt")
+        if kind == "answer":
+            got = answered(e.text)
+        elif kind == "reply":
+            got = replied(redact(e.text), getattr(e, "context", "")) + statements([e.text])
+        else:
+            got = statements([e.text])
+        for stmt in got:
             found.setdefault(stmt.key, stmt)
     return list(found.values())
 
 
-def from_entries(entries) -> list[Statement]:
-    """Statements in transcript entries, reading role ``user`` only."""
-    return statements(e.text for e in entries if e.role == "user")
-
-
 def to_record(stmt: Statement) -> dict:
     """The ``records.add`` arguments for a statement."""
+    if stmt.context:
+        body = f'The developer answered Claude\'s question "{_clip(stmt.context, MAX_BODY)}": "{stmt.text}"'
+    else:
+        body = f'The developer said: "{_clip(stmt.text, MAX_BODY)}"'
     return {
-        "type": stmt.type, "title": stmt.text, "body": f'The developer said: "{stmt.text}"',
+        "type": stmt.type, "title": _clip(stmt.text, MAX_STATEMENT), "body": body,
         "scope": "project", "confidence": "explicit", "source": "user_statement", "key": stmt.key,
     }

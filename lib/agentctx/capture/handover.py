@@ -15,17 +15,19 @@ either side added or kept is lost) and retries.
 writes the session's anchor — Intent, Changes made, Decisions taken, Next steps — into ``anchors``
 (``store.anchors``), merged into the previous one (each compaction adds to it rather than starting
 over), plus a Markdown backup under ``<data dir>/anchors/<project>/``. There is no model at PreCompact
-(it must never hold compaction up), so everything is derived: the intent is the session's first real
-prompt (the earliest seen wins) plus ``/compact`` focus text; the changes are the files this session
+(it must never hold compaction up), so everything is derived: the intent is the request in progress (the
+person's latest substantive request, ``transcript.latest_request``; a later one replaces it) plus
+``/compact`` focus text; the changes are the files this session
 wrote or edited, latest test results, commits, branch switches and PRs; the decisions are those recorded
-in this session and still current; the next steps are the last assistant message's "Next steps" list,
-then the handover's. SessionStart with source ``compact`` puts ``anchor_blocks()`` first in the digest.
+in this session and still current; the next steps are the latest "Next steps" list Claude gave since
+that request (an older list only while no newer one exists). SessionStart with source ``compact`` puts ``anchor_blocks()`` first in the digest.
 Merging is by item key. All text is redacted.
 
 **The derived handover**: when no model extracts (no key, ``--no-llm``, a spending cap reached),
 :func:`derive_handover` writes the session's handover from the session's activity
-(``capture.activity``) and its transcript: the task is the session's first prompt, the next steps are
-those Claude listed last plus the tests still failing, the blockers the errors not seen fixed.
+(``capture.activity``) and its transcript: the task is the person's latest substantive request, the next
+steps are those Claude listed last since it plus the tests still failing, the blockers the errors not
+seen fixed (a later success of the same command or test clears them).
 """
 
 from __future__ import annotations
@@ -269,21 +271,25 @@ def next_steps(text: str) -> list[str]:
 
 
 def from_transcript(path: str) -> tuple[str, str]:
-    """(first real user prompt, last assistant text) of the transcript's main chain; "" when unknown."""
+    """(the person's latest substantive request, the latest assistant text after it) of the transcript;
+    "" when unknown. The request is looked for across compactions and sessionIds, queued prompts and
+    slash commands included (``transcript.latest_request``)."""
     if not path or not os.path.isfile(path):
         return "", ""
     from agentctx.capture import transcript
 
+    request = transcript.latest_request(path)
     entries = transcript.read(path).entries
-    first = next((e.text for e in entries if e.role == "user"), "")
     last = ""
     for e in reversed(entries):
+        if request is not None and e.end <= request.end:
+            break  # Claude's text from before the request is about earlier work
         if e.role != "assistant":
             continue
         last = "\n".join(ln for ln in e.text.splitlines() if not ln.startswith("[tool "))
         if last.strip():
             break
-    return first, last
+    return (request.text if request else ""), last
 
 
 def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path: str = "",
@@ -320,10 +326,11 @@ def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcrip
         anchor["decisions"].append(_anchor_item(f"rec:{row['id']}", text))
 
     steps = next_steps(last)
-    try:
-        steps += [s for s in read(conn, project_id)["fields"]["next_steps"] if s not in steps]
-    except sqlite3.Error:
-        pass
+    if not steps:  # no plan in the transcript since the request: the handover's, if any
+        try:
+            steps = list(read(conn, project_id)["fields"]["next_steps"])
+        except sqlite3.Error:
+            pass
     anchor["next_steps"] = [_anchor_item("step:" + s.lower(), s) for s in steps]
     return {part: [i for i in items if i] for part, items in anchor.items()}
 
@@ -334,20 +341,17 @@ def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcrip
 
 def merge_anchor(old: dict | None, new: dict, gone: set[str] = frozenset()) -> dict:
     """``new`` merged into ``old``: same key → updated in place, new keys appended, nothing dropped
-    but ``gone`` keys (decisions superseded since). The first prompt seen stays the intent;
-    the latest next steps come first."""
+    but ``gone`` keys (decisions superseded since). The intent is the request in progress (the
+    latest one wins); next steps are the latest plan's alone (older ones only while none is new)."""
     old = old or {}
     out: dict[str, list] = {}
     for part in ANCHOR_PARTS:
         before = [i for i in (old.get(part) or []) if isinstance(i, dict) and i.get("key") not in gone]
         after = [i for i in new.get(part) or [] if i.get("key") not in gone]
         if part == "next_steps":
-            keys = {i["key"] for i in after}
-            merged = after + [i for i in before if i["key"] not in keys]
+            merged = after or before
         else:
             fresh = {i["key"]: i for i in after}
-            if part == "intent" and any(i["key"] == "prompt" for i in before):
-                fresh.pop("prompt", None)
             merged = [fresh.pop(i["key"], i) for i in before] + list(fresh.values())
         out[part] = merged[-ANCHOR_CAPS[part]:] if part == "changes" else merged[: ANCHOR_CAPS[part]]
     return out
@@ -449,8 +453,8 @@ def handover_fields(data: dict, first_prompt: str = "", last_text: str = "") -> 
     steps = next_steps(last_text)
     failing = [t for t in data["tests"] if t["status"] == "failed"]
     steps += [f"Make the failing tests pass: {_anchor_clip(t['title'], 160)}" for t in failing]
-    steps += [s for s in data["next"]["next_steps"] if s not in steps]
-    blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"] if not e["tests_passed_after"]]
+    blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"]
+                if not (e["tests_passed_after"] or e.get("cleared"))]
     task = _anchor_clip(first_prompt, HANDOVER_TASK_CHARS)
     return {"current_task": task, "next_steps": steps, "blockers": blockers, "open_questions": []}
 

@@ -3,10 +3,15 @@
 * Write / Edit / MultiEdit / NotebookEdit: the file becomes an entity node (path relative to
   the project root) with an ``observed_in`` edge to the session (its weight counts touches).
 * Bash: an error signature becomes a ``bugfix`` stub (title only, ``hook_observation``,
-  ``inferred``) keyed by a normalized signature, so a repeat reinforces it; a test run
-  (pytest, jest, vitest, go test, cargo test) becomes a pass/fail ``discovery`` keyed per
-  runner and target, so the latest result supersedes the last, linked to its test files;
-  git commit, branch switch and ``gh pr create`` are merged into ``sessions.meta``.
+  ``inferred``) keyed by a normalized signature, so a repeat reinforces it; a later success of
+  the same command retires it (a marker file per failing command keeps that check off the
+  store); a test run (make test, rails test, rspec, npm/pnpm/yarn/bun test, go test, cargo
+  test, pytest, jest, vitest, mvn/gradle test, dotnet test; behind wrappers such as
+  ``docker run``, ``uv run``, ``npx``) becomes a pass/fail ``discovery`` keyed per runner and
+  target, so the latest result supersedes the last, titled by runner and target (never the
+  raw command line), linked to its test files; git commit (any flags: ``-q`` is read back
+  from git), branch switch and ``gh pr create`` are merged into ``sessions.meta``. Paths under
+  the home folder are stored as ``~/…``.
 
 Claude Code reports a Bash command that exits non-zero as PostToolUseFailure (``error`` =
 ``"Exit code N\\n"`` + output), so both events come here. Prints nothing; everything stored
@@ -42,7 +47,9 @@ _VIEWER_GIT = {"log", "show", "diff", "grep", "blame", "status", "reflog", "cat-
 _SETUP = {"cd", "pushd", "popd", "source", ".", "export", "set", "unset", "alias"}
 _WRAPPERS = {"sudo", "time", "nice", "nohup", "command", "exec", "env", "timeout", "xargs"}
 _RUNNERS_PREFIX = (("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
-                   ("rye", "run"), ("pnpm", "exec"), ("yarn", "exec"), ("bundle", "exec"))
+                   ("rye", "run"), ("pnpm", "exec"), ("yarn", "exec"), ("bundle", "exec"), ("pixi", "run"),
+                   ("npm", "exec"), ("bun", "x"))
+_CONTAINERS = {"docker", "podman", "nerdctl", "docker-compose", "kubectl"}  # the command runs inside: look further
 
 # Error signatures, most specific first: (pattern, strong). The matching line is the signature.
 # Strong ones count even when the command exited 0 (``pytest 2>&1 | tail`` exits with tail's 0).
@@ -81,10 +88,12 @@ _NORM = [
 
 
 def redact(text: str) -> str:
-    """``redact.redact``, imported on first use (its patterns cost ~3 ms to compile)."""
+    """``redact.redact``, imported on first use (its patterns cost ~3 ms to compile), with the home
+    folder written as ``~``."""
+    from agentctx.paths import tilde
     from agentctx.redact import redact as _redact
 
-    return _redact(text)
+    return tilde(_redact(text))
 
 
 def _sha(text: str) -> str:
@@ -199,34 +208,54 @@ _VALUE_OPTIONS = {
     "--junitxml", "--cov", "--cov-report", "--log-level", "--timeout", "-t", "--testNamePattern", "--reporter",
     "--config", "--testPathPattern", "--project", "-run", "--run", "-count", "-timeout", "-tags", "--tags",
     "-coverprofile", "-bench", "--package", "--features", "--target", "--test", "--bin", "-j", "--jobs",
-    "--dir", "--root", "--environment", "--shard", "--workspace-root",
+    "--dir", "--root", "--environment", "--shard", "--workspace-root", "--format", "--require", "--seed",
+    "--filter", "--logger", "--configuration", "--framework", "--order", "--tag", "--example", "--pattern", "--out",
 }
 
 
+def _runner(words: list[str]) -> tuple[str, list[str]] | None:
+    """(runner, the words after it) when ``words`` start a test run."""
+    prog = _program(words)
+    if prog in ("pytest", "py.test"):
+        return "pytest", words[1:]
+    if re.match(r"^python[\d.]*$", prog) and words[1:3] == ["-m", "pytest"]:
+        return "pytest", words[3:]
+    if prog in ("jest", "vitest", "rspec", "mocha", "ava"):
+        return prog, [w for w in words[1:] if w not in ("run", "watch")]
+    if prog in ("npx", "bunx", "pnpx") and len(words) > 1 and words[1] in ("jest", "vitest", "rspec", "mocha"):
+        return words[1], [w for w in words[2:] if w not in ("run", "--")]
+    if prog in ("npm", "yarn", "pnpm", "bun") and (
+        words[1:2] == ["test"] or words[1:3] == ["run", "test"] or words[1:2] == ["t"]
+    ):
+        return prog + " test", [w for w in words[2:] if w not in ("run", "test", "--")]
+    if prog == "go" and words[1:2] == ["test"]:
+        return "go test", words[2:]
+    if prog == "cargo" and (words[1:2] == ["test"] or words[1:3] == ["nextest", "run"]):
+        return "cargo test", words[2:] if words[1] == "test" else words[3:]
+    if prog in ("make", "gmake") and any(re.match(r"^(?:test|tests|check)(?:[-_:]\w+)?$", w) for w in words[1:]):
+        target = next(w for w in words[1:] if re.match(r"^(?:test|tests|check)(?:[-_:]\w+)?$", w))
+        return f"make {target}", []
+    if prog in ("rails", "rake") and words[1:2] == ["test"]:
+        return "rails test", words[2:]
+    if prog in ("mvn", "mvnw", "gradle", "gradlew") and any(w in ("test", "check") or w.endswith(":test")
+                                                            for w in words[1:]):
+        return ("mvn" if prog.startswith("mvn") else "gradle") + " test", [
+            w for w in words[1:] if w not in ("test", "check", "clean", "verify") and not w.endswith(":test")]
+    if prog == "dotnet" and words[1:2] == ["test"]:
+        return "dotnet test", words[2:]
+    return None
+
+
 def test_command(command: str) -> tuple[str, list[str]] | None:
-    """(runner, targets) when the line runs a test suite: pytest, jest, vitest, go test, cargo test."""
+    """(runner, targets) when the line runs a test suite (see the module docstring), wrappers and
+    containers (``docker run … image pytest``) looked through; flags are never targets."""
     for words in segments(command):
-        prog = _program(words)
-        rest: list[str] | None = None
-        runner = ""
-        if prog in ("pytest", "py.test"):
-            runner, rest = "pytest", words[1:]
-        elif re.match(r"^python[\d.]*$", prog) and words[1:3] == ["-m", "pytest"]:
-            runner, rest = "pytest", words[3:]
-        elif prog in ("jest", "vitest"):
-            runner, rest = prog, [w for w in words[1:] if w not in ("run", "watch")]
-        elif prog in ("npx", "bunx", "pnpx") and len(words) > 1 and words[1] in ("jest", "vitest"):
-            runner, rest = words[1], [w for w in words[2:] if w not in ("run", "--")]
-        elif prog in ("npm", "yarn", "pnpm", "bun") and (
-            words[1:2] == ["test"] or words[1:3] == ["run", "test"] or words[1:2] == ["t"]
-        ):
-            runner, rest = prog + " test", [w for w in words[2:] if w not in ("run", "test", "--")]
-        elif prog == "go" and words[1:2] == ["test"]:
-            runner, rest = "go test", words[2:]
-        elif prog == "cargo" and (words[1:2] == ["test"] or words[1:3] == ["nextest", "run"]):
-            runner, rest = "cargo test", words[2:] if words[1] == "test" else words[3:]
-        if rest is None:
+        found = _runner(words)
+        if found is None and _program(words) in _CONTAINERS:
+            found = next((r for i in range(1, len(words)) if (r := _runner(words[i:]))), None)
+        if found is None:
             continue
+        runner, rest = found
         targets, skip = [], False
         for w in rest:
             if skip:
@@ -263,6 +292,33 @@ def test_outcome(runner: str, output: str, *, failed: bool, piped: bool) -> dict
             summary = " ".join(found[-1].split())
             npass, nfail = _count(summary, "passed"), _count(summary, "failed")
             failing = re.findall(r"^\s*(?:FAIL|❯|×)\s+(\S+\.\w+)", text, re.M)
+    if not summary:  # rspec: "12 examples, 1 failure"; minitest/rails: "5 runs, 9 assertions, 1 failures, 0 errors"
+        found = re.findall(r"^(\d+) examples?, (\d+) failures?.*$", text, re.M)
+        if found:
+            npass, nfail = int(found[-1][0]) - int(found[-1][1]), int(found[-1][1])
+            summary = f"{found[-1][0]} examples, {nfail} failures"
+        found = [] if summary else re.findall(r"^(\d+) runs?, \d+ assertions?, (\d+) failures?, (\d+) errors?", text, re.M)
+        if found:
+            runs, fails, errs = (int(x) for x in found[-1])
+            npass, nfail = runs - fails - errs, fails + errs
+            summary = f"{runs} runs, {fails} failures, {errs} errors"
+    if not summary:  # maven/gradle surefire: "Tests run: 5, Failures: 1, Errors: 0"; dotnet: "Failed: 0, Passed: 5"
+        found = re.findall(r"Tests run: (\d+), Failures: (\d+), Errors: (\d+)", text)
+        if found:
+            runs, fails, errs = (int(x) for x in found[-1])
+            npass, nfail = runs - fails - errs, fails + errs
+            summary = f"{runs} run, {fails} failures, {errs} errors"
+        found = [] if summary else re.findall(r"Failed:\s+(\d+), Passed:\s+(\d+)", text)
+        if found:
+            nfail, npass = int(found[-1][0]), int(found[-1][1])
+            summary = f"{npass} passed, {nfail} failed"
+    if not summary:  # unittest (behind make test): "Ran 12 tests in 0.3s" then "OK" or "FAILED (failures=1)"
+        ran = re.findall(r"^Ran (\d+) tests? in [\d.]+s", text, re.M)
+        if ran:
+            bad = re.findall(r"^FAILED \((?:failures|errors)=(\d+)(?:, (?:failures|errors)=(\d+))?", text, re.M)
+            nfail = sum(int(x or 0) for x in bad[-1]) if bad else 0
+            npass = int(ran[-1]) - nfail
+            summary = f"{ran[-1]} tests, {nfail} failed"
     if not summary and runner == "go test":
         oks, fails = re.findall(r"^ok\s+(\S+)", text, re.M), re.findall(r"^FAIL\s+(\S+)\s", text, re.M)
         if oks or fails:
@@ -293,10 +349,50 @@ _SWITCH = re.compile(r"Switched to (?:a new )?branch '([^']+)'|Reset branch '([^
 _PR_URL = re.compile(r"https://\S+/pull/\d+")
 
 
+def _subcommand(words: list[str]) -> str:
+    """The sub-command of ``git -C dir -c k=v commit -q``: options and their values skipped."""
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+    return words[i] if i < len(words) else ""
+
+
+def _commit_message(segs: list[list[str]]) -> str:
+    for w in segs:
+        if _program(w) == "git" and _subcommand(w) == "commit":
+            for i, x in enumerate(w[:-1]):
+                if x in ("-m", "--message"):
+                    return w[i + 1].splitlines()[0] if w[i + 1] else ""
+                if x.startswith("-") and not x.startswith("--") and x.endswith("m") and len(x) <= 4:
+                    return w[i + 1].splitlines()[0] if w[i + 1] else ""  # -am, -qm
+    return ""
+
+
+def quiet_commit(command: str, output: str, cwd: str) -> dict | None:
+    """A ``git commit`` that succeeded without printing its ``[branch sha] msg`` line (``-q``): the
+    commit read back from git (HEAD), or None."""
+    segs = segments(command)
+    if not any(_program(w) == "git" and _subcommand(w) == "commit" for w in segs) or _COMMIT.search(output):
+        return None
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", cwd, "log", "-1", "--format=%H%x00%D%x00%s"], capture_output=True,
+                              text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    parts = done.stdout.strip().split("\0")
+    if done.returncode != 0 or len(parts) != 3 or not parts[0]:
+        return None
+    branch = re.search(r"HEAD -> ([^,\s]+)", parts[1])
+    return {"kind": "commit", "sha": parts[0][:12], "branch": branch.group(1) if branch else "HEAD",
+            "message": parts[2] or _commit_message(segs)}
+
+
 def git_events(command: str, output: str) -> list[dict]:
     """Commits, branch switches and PRs this command made (confirmed by its output)."""
     segs = segments(command)
-    progs = {(_program(w), next((x for x in w[1:] if not x.startswith("-")), "")) for w in segs}
+    progs = {(_program(w), _subcommand(w)) for w in segs}
     events: list[dict] = []
     if ("git", "commit") in progs:
         for m in _COMMIT.finditer(output):
@@ -375,6 +471,63 @@ def _inside(path: str, root: str) -> str | None:
     return redact(name)
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _command_key(command: str) -> str:
+    """What "the same command" means: its programs and arguments, without setup (``cd``), viewers
+    (``| tail``), redirections and spacing."""
+    segs = [w for w in segments(command) if _program(w) not in _SETUP and _program(w) not in _VIEWERS]
+    return " ".join(" ".join(w) for w in segs)
+
+
+def _failing_marker(command: str) -> str:
+    """The marker file of a command whose failure left bugfix stubs (its presence costs one stat)."""
+    from agentctx import paths
+
+    return os.path.join(paths.data_dir(), "failing", _sha(_command_key(command) or command)[:20])
+
+
+def _remember_failure(marker: str, record_id: str) -> None:
+    import json
+
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        ids = []
+        if os.path.exists(marker):
+            with open(marker, encoding="utf-8") as fh:
+                ids = [i for i in json.load(fh) if isinstance(i, str)]
+        if record_id not in ids:
+            ids = (ids + [record_id])[-20:]
+        with open(marker, "w", encoding="utf-8") as fh:
+            json.dump(ids, fh)
+    except (OSError, ValueError):
+        pass
+
+
+def _retire_failures(conn: sqlite3.Connection, project_id: str, marker: str, stamp: str) -> None:
+    """The same command succeeded: its bugfix stubs are retired (history keeps them)."""
+    import json
+
+    from agentctx.store import db, records
+
+    try:
+        with open(marker, encoding="utf-8") as fh:
+            ids = [i for i in json.load(fh) if isinstance(i, str)]
+    except (OSError, ValueError):
+        ids = []
+    with db.transaction(conn):
+        for rid in ids:
+            rec = records.get(conn, rid, project_id)
+            if rec and rec["type"] == "bugfix" and rec["source"] == "hook_observation":
+                records.retire(conn, rid, stamp=stamp, project_id=project_id, mark_updated=True)
+    try:
+        os.unlink(marker)
+    except OSError:
+        pass
+
+
 def _short(command: str) -> str:
     first = " ".join(command.strip().splitlines()[0].split()) if command.strip() else ""
     return first if len(first) <= 80 else first[:79] + "…"
@@ -440,11 +593,18 @@ def observe_bash(event: HookEvent) -> None:
     sid, base = event.session_id, event.cwd
     test = test_command(command)
     events = git_events(command, output)  # confirmed by output, so also when a later step failed
+    if not failed and not any(e["kind"] == "commit" for e in events):
+        quiet = quiet_commit(command, output, base)
+        if quiet:
+            events.append(quiet)
     signature = error_signature(output, failed=failed, viewer=is_viewer(command), test_run=test is not None)
     outcome = None
     if test:
         outcome = test_outcome(test[0], output, failed=failed, piped="|" in command.replace("||", ""))
-    if not (signature or outcome or events):
+    marker = _failing_marker(command)
+    cleared = not failed and not signature and os.path.exists(marker) and (
+        outcome is None or outcome["status"] == "passed")
+    if not (signature or outcome or events or cleared):
         return  # the common case: no store access at all
     from agentctx import clock, project
     from agentctx.store import db, records, sessions
@@ -459,13 +619,16 @@ def observe_bash(event: HookEvent) -> None:
                 meta = merge_meta(sessions.meta(conn, sid), _redact_tree(events), stamp)
                 sessions.set_meta(conn, sid, meta)
         if signature:
-            title = f"{signature} (in `{_short(command)}`)"
+            title = redact(f"{signature} (in `{_short(command)}`)")
             _, rec = records.upsert_by_key(  # a repeat reinforces the stub, whatever its wording
                 conn, proj.id, signature_key(signature), type="bugfix", title=title[:records.MAX_TITLE_CHARS],
                 source="hook_observation", confidence="inferred", session_id=sid, same=lambda *_: True,
             )
             files = [next(g for g in m.groups() if g) for m in _FILE_IN_ERROR.finditer(_scan_text(output))]
             _link_files(conn, proj, rec["id"], files[-3:], base)
+            _remember_failure(marker, rec["id"])
+        if cleared:
+            _retire_failures(conn, proj.id, marker, stamp)
         if test and outcome:
             runner, targets = test
             target = redact(" ".join(sorted(targets))) or "*"
@@ -473,7 +636,8 @@ def observe_bash(event: HookEvent) -> None:
             if len(key) > records.MAX_KEY_CHARS:
                 key = key[:180] + ":" + _sha(key)[:12]
             verb = {"passed": "Tests passed", "failed": "Tests failed", "no tests": "No tests ran"}[outcome["status"]]
-            title = f"{verb}: `{_short(command)}` ({outcome['summary']})"
+            what = runner if target == "*" else f"{runner} {target}"
+            title = f"{verb}: `{_clip(what, 120)}` ({outcome['summary']})"
             body = ("Failing: " + ", ".join(outcome["failing"])) if outcome["failing"] else ""
             rec = records.add(
                 conn, proj.id, type="discovery", key=key, title=title[:records.MAX_TITLE_CHARS], body=body,

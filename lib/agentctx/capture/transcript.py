@@ -9,8 +9,13 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
   sidechain, meta or team line; ``logicalParentUuid`` (compact boundaries) is never followed, so
   after a compaction the ``isCompactSummary`` message stands in for what came before;
 * one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
-* ``<system-reminder>`` blocks and harness wrappers (``<command-name>``, ``<local-command-stdout>``
-  ...) are stripped; thinking blocks are dropped; tool calls and results are kept short;
+* what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
+  ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
+  line), answers to AskUserQuestion with the question and its options (``answer``), numbered or
+  lettered replies with the list they answer (``reply``, the list in ``context``);
+* ``<system-reminder>`` blocks, hook output, IDE selections and harness wrappers
+  (``<local-command-stdout>`` ...) are stripped; thinking blocks are dropped; tool calls and results
+  are kept short; Claude's long messages keep their head and tail;
 * a truncated or still-growing last line (no newline yet) is left for the next read.
 
 Incremental use: :func:`read` takes a :class:`Watermark` (byte offset just past the last line
@@ -28,10 +33,14 @@ CHAIN_TYPES = ("user", "assistant", "system", "progress", "attachment")
 MAX_TOOL_CHARS = 400  # a tool call or result is context, not content: keep it short
 MAX_TEXT_CHARS = 12_000  # one message; longer ones keep their head and tail
 
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL | re.IGNORECASE)
+_REMINDER = re.compile(
+    r"<(system-reminder|user-prompt-submit-hook|ide_selection|ide_opened_file|ide_diagnostics)>.*?(?:</\1>|\Z)",
+    re.DOTALL | re.IGNORECASE)
+_COMMAND = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
+_COMMAND_NAME = re.compile(r"^/[\w:.-]+(?:\s|$)")
 _TASK_RESULT = re.compile(r"<result>(.*?)(?:</result>|\Z)", re.DOTALL)
 _HARNESS = re.compile(
-    r"^\s*(?:<command-(?:name|message|args)>|<local-command-(?:stdout|stderr|caveat)>|<session-start-hook>|"
+    r"^\s*(?:<local-command-(?:stdout|stderr|caveat)>|<session-start-hook>|"
     r"<tick>|<goal>|\[Request interrupted by user|<ide_opened_file>|<ide_selection>|<bash-(?:input|stdout|stderr)>)"
 )
 
@@ -64,12 +73,18 @@ class Watermark:
 
 
 class Entry:
-    """One visible message: role ``user``, ``assistant``, ``tool`` (a tool result) or ``summary``."""
+    """One visible message: role ``user``, ``assistant``, ``tool`` (a tool result) or ``summary``.
 
-    __slots__ = ("uuid", "role", "text", "timestamp", "end")
+    A ``user`` entry's ``kind`` says how the person said it: ``prompt``, ``command``, ``queued``,
+    ``answer`` (to AskUserQuestion) or ``reply`` (to a numbered or lettered list, in ``context``).
+    """
 
-    def __init__(self, uuid: str, role: str, text: str, timestamp: str, end: int):
+    __slots__ = ("uuid", "role", "text", "timestamp", "end", "kind", "context")
+
+    def __init__(self, uuid: str, role: str, text: str, timestamp: str, end: int, kind: str = "", context: str = ""):
         self.uuid, self.role, self.text, self.timestamp, self.end = uuid, role, text, timestamp, end
+        self.kind = kind or ("prompt" if role == "user" else "")
+        self.context = context
 
     def __repr__(self) -> str:
         return f"Entry({self.role}, {self.text[:40]!r})"
@@ -86,11 +101,32 @@ class Batch:
 
 
 def clean_text(text: str) -> str:
-    """Drop ``<system-reminder>`` blocks and harness wrappers; trim."""
+    """Drop ``<system-reminder>`` blocks, hook output, IDE context and harness wrappers; a slash
+    command becomes ``/name args``; trim."""
     text = _REMINDER.sub("", text)
+    if "<command-name>" in text:
+        tags = {name: value.strip() for name, value in _COMMAND.findall(text)}
+        return f"{tags.get('command-name', '')} {tags.get('command-args', '')}".strip()
     if _HARNESS.match(text):
         return ""
     return text.strip()
+
+
+def answers(result: object) -> str:
+    """An AskUserQuestion result (``toolUseResult``) as the person's answers, each with its question
+    and the options offered; "" when it holds none."""
+    if not isinstance(result, dict) or not isinstance(result.get("answers"), dict):
+        return ""
+    asked = {q.get("question"): q for q in result.get("questions") or [] if isinstance(q, dict)}
+    lines = []
+    for question, answer in result["answers"].items():
+        if not isinstance(answer, str) or not answer.strip():
+            continue
+        spec = asked.get(question) or {}
+        options = [o.get("label") for o in spec.get("options") or [] if isinstance(o, dict) and o.get("label")]
+        offered = f" (options: {'; '.join(options)})" if options else ""
+        lines.append(f"Q: {' '.join(str(question).split())}{offered}\nA: {answer.strip()}")
+    return "\n".join(lines)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -125,7 +161,9 @@ def _spoken(is_user: bool, text: str) -> tuple[str, str]:
     if text.startswith("<task-notification>"):
         found = _TASK_RESULT.search(text)
         return "tool", f"[subagent result: {_one_line(found.group(1) if found else text)}]"
-    return "user", text
+    if text.startswith("This session is being continued from a previous conversation"):
+        return "summary", text
+    return ("command" if text.startswith("/") and _COMMAND_NAME.match(text) else "user"), text
 
 
 def _blocks(line: dict) -> list[tuple[str, str]]:
@@ -153,6 +191,10 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         elif kind == "tool_use" and not is_user:
             out.append(("assistant", f"[tool {block.get('name', '?')}: {_one_line(block.get('input', {}))}]"))
         elif kind == "tool_result":
+            chosen = answers(line.get("toolUseResult"))
+            if chosen:  # the person's answer to Claude's question, not tool output
+                out.append(("answer", chosen))
+                continue
             text = clean_text(_tool_result_text(block.get("content")))
             flag = " error" if block.get("is_error") else ""
             if text:
@@ -267,11 +309,47 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -
     return chain
 
 
+_KINDS = {"answer": "answer", "command": "command"}  # piece role -> kind of a ``user`` entry
+_REPLY = re.compile(r"^\s*(?:\d{1,2}|[A-Ha-h])\s*[.):]\s*\S", re.MULTILINE)
+_LIST_ITEM = re.compile(r"^\s*(?:[#*>\s]*)(?:\*\*)?(?:\d{1,2}|[A-Ha-h])[.)]\s*\S", re.MULTILINE)
+MAX_CONTEXT_CHARS = 4000
+
+
+def _queued(line: dict) -> str:
+    """A prompt the person queued while Claude worked (an ``attachment`` of type ``queued_command``)."""
+    att = line.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != "queued_command":
+        return ""
+    prompt = att.get("prompt")
+    if att.get("commandMode", "prompt") != "prompt" or not isinstance(prompt, str):
+        return ""
+    return clean_text(prompt) if not prompt.lstrip().startswith("<task-notification>") else ""
+
+
+def is_reply(text: str) -> bool:
+    """A short answer by number or letter (``1.A 2. yes``, ``B``) to a list Claude gave."""
+    text = text.strip()
+    return len(text) <= 1500 and (bool(_REPLY.match(text)) or bool(re.fullmatch(r"[A-Ha-h1-9][.)]?", text)))
+
+
+def _list_of(text: str) -> str:
+    """Claude's message as the list a reply answers ("" when it has no numbered or lettered items)."""
+    if len(_LIST_ITEM.findall(text)) < 2:
+        return ""
+    return text if len(text) <= MAX_CONTEXT_CHARS else text[-MAX_CONTEXT_CHARS:]
+
+
 def _entries(chain: list[dict], ends: dict[str, int]) -> list[Entry]:
     """Visible messages of the chain, assistant lines of one response merged by ``message.id``."""
     out: list[Entry] = []
     by_message: dict[str, tuple[Entry, set[str]]] = {}
     for line in chain:
+        if line.get("type") == "attachment":
+            text = _queued(line)
+            if text and isinstance(line.get("uuid"), str):
+                stamp = line.get("timestamp") if isinstance(line.get("timestamp"), str) else ""
+                out.append(Entry(line["uuid"], "user", text, stamp, ends[line["uuid"]], "queued"))
+            continue
         if line.get("type") not in ("user", "assistant") or line.get("isMeta") or line.get("isSidechain"):
             continue
         if line.get("isVisibleInTranscriptOnly") and not line.get("isCompactSummary"):
@@ -291,10 +369,65 @@ def _entries(chain: list[dict], ends: dict[str, int]) -> list[Entry]:
             target.uuid, target.end = uid, ends[uid]
             continue
         for role, text in pieces:  # consecutive pieces of one role become one entry
-            if out and out[-1].uuid == uid and out[-1].role == role:
-                out[-1].text = _clip(f"{out[-1].text}\n{text}", MAX_TEXT_CHARS)
-            else:
-                out.append(Entry(uid, role, _clip(text, MAX_TEXT_CHARS), stamp, ends[uid]))
+            kind = _KINDS.get(role, "prompt" if role == "user" else "")
+            role = "user" if role in _KINDS else role
+            if role != "user":
+                text = _clip(text, MAX_TEXT_CHARS)  # what the person typed is never cut
+            if out and out[-1].uuid == uid and out[-1].role == role and out[-1].kind == kind:
+                out[-1].text = f"{out[-1].text}\n{text}" if role == "user" else _clip(f"{out[-1].text}\n{text}",
+                                                                                    MAX_TEXT_CHARS)
+                continue
+            entry = Entry(uid, role, text, stamp, ends[uid], kind)
+            if kind == "prompt" and is_reply(text):
+                asked = next((e for e in reversed(out) if e.role == "assistant"), None)
+                listed = _list_of(asked.text) if asked else ""
+                if listed:
+                    entry.kind, entry.context = "reply", listed
+            out.append(entry)
         if isinstance(mid, str):
             by_message[mid] = (out[-1], {text for _, text in pieces})
     return out
+
+
+# Built-in commands that run the harness, not a request for work.
+HOUSEKEEPING = frozenset(
+    "/compact /clear /exit /quit /cost /model /help /context /status /resume /login /logout /mcp /config /memory "
+    "/permissions /doctor /init /ide /terminal-setup /vim /theme /usage /agents /hooks /plugin /export /rewind "
+    "/add-dir /bug /release-notes /upgrade /statusline /output-style /todos /fast /btw".split())
+_ACK_WORD = (r"(?:ok(?:ay)?|k|yes|yep|yeah|y|no|nope|sure|thanks?|thank you|thx|great|perfect|nice|cool|good|done|"
+             r"go|go on|go ahead|continue|proceed|keep going|carry on|next|lgtm|do it|sounds good|looks good|please|"
+             r"weiter|ja|nein|danke|好|好的|继续|可以|是|对|谢谢|네|응|계속|감사|ครับ|ค่ะ|ได้|ต่อ|ขอบคุณ)")
+_ACK = re.compile(rf"^{_ACK_WORD}(?:[\s,.!。！~]+{_ACK_WORD})*[\s,.!。！~]*$", re.IGNORECASE)
+
+
+def substantive(entry: Entry) -> bool:
+    """A request for work: a prompt, a queued prompt or a slash command the person typed, not an
+    acknowledgement ("ok", "continue"), not a housekeeping command (``/compact``), not an answer."""
+    if entry.role != "user" or entry.kind not in ("prompt", "queued", "command"):
+        return False
+    text = entry.text.strip()
+    if entry.kind == "command" and text.split(maxsplit=1)[0].lower() in HOUSEKEEPING:
+        return False
+    return bool(text) and not _ACK.match(text)
+
+
+def person_entries(path: str) -> list[Entry]:
+    """Everything the person typed in the file, in file order, across compactions and sessionIds
+    (sidechains and meta lines left out)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return []
+    lines: list[dict] = []
+    ends: dict[str, int] = {}
+    for obj, end in _lines(path, 0, size):
+        if isinstance(obj, dict) and obj.get("type") in ("user", "attachment") and isinstance(obj.get("uuid"), str):
+            if not obj.get("isSidechain"):
+                lines.append(obj)
+                ends[obj["uuid"]] = end
+    return [e for e in _entries(lines, ends) if e.role == "user"]
+
+
+def latest_request(path: str) -> Entry | None:
+    """The person's latest substantive request in the file (see :func:`substantive`), or None."""
+    return next((e for e in reversed(person_entries(path)) if substantive(e)), None)

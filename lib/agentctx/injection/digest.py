@@ -10,6 +10,7 @@ since (same generation), otherwise it is built live (a few indexed queries).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 from agentctx import budgets, fsio, kinds, paths, project, render
@@ -72,6 +73,33 @@ def _plan(conn: sqlite3.Connection, proj: project.Project, name: str) -> tuple[s
     raise ValueError(f"unknown digest section {name!r}")
 
 
+def _words(text: str) -> str:
+    """Lower-cased words, space-padded, so ``in`` compares whole words."""
+    return " " + " ".join(re.findall(r"\w+", (text or "").lower())) + " "
+
+
+def _not_shown(recs: list[dict], shown: str, name: str) -> list[dict]:
+    """``recs`` less what the lead blocks already say: a record whose title they hold is left out, but
+    the handover keeps what only it says (its title and body lines already shown are dropped)."""
+    if not shown:
+        return recs
+    out = []
+    for rec in recs:
+        title = _words(rec["title"]) if rec["title"].strip() else ""
+        if name != "handover":
+            if not (title and title in shown):
+                out.append(rec)
+            continue
+        lines = [ln for ln in (rec.get("body") or "").splitlines()
+                 if not (_words(ln).strip() and _words(ln.lstrip("-*• 0123456789.)")) in shown
+                         and not ln.rstrip().endswith(":"))]
+        body = "\n".join(ln for i, ln in enumerate(lines)
+                         if not (ln.rstrip().endswith(":") and (i + 1 == len(lines) or lines[i + 1].rstrip().endswith(":"))))
+        out.append({**rec, "title": "Where the work stands" if title and title in shown else rec["title"],
+                    "body": body})
+    return out
+
+
 def settings_sections(proj: project.Project) -> list[str]:
     """The SessionStart sections this project has on (``.agentctx/config.toml`` [digest])."""
     from agentctx import project_settings
@@ -91,7 +119,9 @@ def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | 
     used: list[str] = []
     sections = list(settings_sections(proj) if sections is None else sections)
     plan = [(name, *_plan(conn, proj, name)) for name in sections]
+    shown = _words("\n".join(lead or [])) if lead else ""  # the digest never shows one text twice
     for name, heading, recs, show_type in plan:
+        recs = _not_shown(recs, shown, name)
         kept, kept_ids = _section(heading, recs, SECTION_TOKENS[name], BODY_CHARS[name], show_type)
         blocks += kept
         used += kept_ids

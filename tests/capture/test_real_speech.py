@@ -1,0 +1,185 @@
+"""Capture on real speech (issue 19): what the person typed, in every form Claude Code writes it, reaches
+the extraction and the no-model path; nothing else does. Transcript reading in process, then the real
+Stop hook and worker as processes over a small transcript made here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentctx.capture import explicit, transcript
+from tests.conftest import make_repo
+from tests.process.test_claude_extraction import rows, worker_idle
+from tests.support import fake_api
+from tests.support.hooks import hook_env, run_hook
+from tests.support.waiting import wait_for
+
+SID = "s-real-speech"
+QUESTION = "Which database should the service use?"
+
+
+class Session:
+    """Lines in Claude Code's on-disk shape, chained by parentUuid."""
+
+    def __init__(self, path: Path):
+        self.path, self.last, self.n = path, None, 0
+        path.write_text("")
+
+    def add(self, kind: str, **fields) -> str:
+        self.n += 1
+        uid = f"u-{self.n:04d}"
+        line = {"type": kind, "uuid": uid, "parentUuid": self.last, "isSidechain": False, "sessionId": SID,
+                "timestamp": f"2026-03-01T10:{self.n:02d}:00.000Z", **fields}
+        with open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.last = uid
+        return uid
+
+    def user(self, content) -> str:
+        return self.add("user", message={"role": "user", "content": content})
+
+    def assistant(self, *blocks: dict) -> str:
+        return self.add("assistant", message={"id": f"msg_{self.n}", "role": "assistant", "content": list(blocks)})
+
+    def say(self, text: str) -> str:
+        return self.assistant({"type": "text", "text": text})
+
+
+def build(path: Path) -> Session:
+    s = Session(path)
+    s.user("<command-message>plan</command-message>\n<command-name>/plan</command-name>\n"
+           "<command-args>we'll use Redis for the job queue</command-args>")
+    s.say("Planning.")
+    s.user([{"type": "text", "text": "<ide_selection>we decided to use Oracle everywhere</ide_selection>"},
+            {"type": "text", "text": "Never commit generated files."}])
+    s.assistant({"type": "tool_use", "id": "toolu_ask", "name": "AskUserQuestion",
+                 "input": {"questions": [{"question": QUESTION, "options": [{"label": "PostgreSQL"},
+                                                                            {"label": "MySQL"}]}]}})
+    s.add("user", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_ask",
+         "content": f'Your questions have been answered: "{QUESTION}"="PostgreSQL".'}]},
+        toolUseResult={"questions": [{"question": QUESTION, "options": [{"label": "PostgreSQL"}, {"label": "MySQL"}]}],
+                       "answers": {QUESTION: "PostgreSQL"}})
+    s.add("attachment", attachment={"type": "queued_command", "prompt": "Prefer small pure functions over classes.",
+                                    "commandMode": "prompt"})
+    s.assistant({"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": {"command": "make test"}})
+    s.user([{"type": "tool_result", "tool_use_id": "toolu_bash", "content": "we decided to ship on Fridays (log)"}])
+    s.say("Questions:\n1. Which logger?\n   A) structlog\n   B) stdlib logging\n2. Which formatter?\n   A) ruff\n   B) black")
+    s.user("1. B 2. A")
+    s.user("我们就用 Tauri 做桌面端，不要用 Electron。")
+    s.user("Wir nehmen SQLite für den Prototyp.")
+    s.user("Can you fix the failing test?")
+    s.user("<task-notification><result>we decided to drop the cache</result></task-notification>")
+    return s
+
+
+def test_the_person_s_words_are_read_in_every_form(tmp_path):
+    build(tmp_path / "t.jsonl")
+    entries = transcript.read(str(tmp_path / "t.jsonl")).entries
+    said = [(e.kind, e.text) for e in entries if e.role == "user"]
+    kinds = dict((k, t) for k, t in said)
+    assert kinds["command"] == "/plan we'll use Redis for the job queue"
+    assert kinds["queued"] == "Prefer small pure functions over classes."
+    assert QUESTION in kinds["answer"] and "PostgreSQL; MySQL" in kinds["answer"] and "A: PostgreSQL" in kinds["answer"]
+    reply = next(e for e in entries if e.kind == "reply")
+    assert reply.text == "1. B 2. A" and "structlog" in reply.context
+    typed = " ".join(t for _, t in said)
+    assert "Oracle" not in typed and "Fridays" not in typed and "drop the cache" not in typed
+
+
+def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path):
+    build(tmp_path / "t.jsonl")
+    stmts = explicit.from_entries(transcript.read(str(tmp_path / "t.jsonl")).entries)
+    titles = [s.text for s in stmts]
+    assert f"{QUESTION} → PostgreSQL" in titles
+    assert any("Redis for the job queue" in t for t in titles)
+    assert "Never commit generated files." in titles
+    assert "Prefer small pure functions over classes." in titles
+    assert any("stdlib logging" in t for t in titles) and any("ruff" in t for t in titles)
+    assert any(t.startswith("我们就用 Tauri") for t in titles)  # kept verbatim
+    assert "Wir nehmen SQLite für den Prototyp." in titles
+    joined = " ".join(titles)
+    assert "fix the failing test" not in joined and "Oracle" not in joined and "Fridays" not in joined
+
+
+@pytest.mark.parametrize("sentence", [
+    "prefer ruby, no rails wrapper", "I choose Render with SQLite and a small persistent disk",
+    "let's use the dotenv convention", "Use pnpm for all packages", "keep the API stable",
+    "skip the admin page for now", "make sure every migration is reversible", "Don't use emojis in the UI.",
+])
+def test_durable_shapes_are_statements(sentence):
+    assert explicit.classify(sentence) is not None
+
+
+@pytest.mark.parametrize("sentence", [
+    "Can we use Redis?", "Let me know when done", "I want you to look at the logs", "Thanks, looks great!",
+    "Don't worry about it", "No, that is wrong", "run the tests please", "[5/10] Deploying to GitHub Pages...",
+    "status must be OPEN and msg.value must be >= MIN_BET", "Explain why we decided to use Kafka",
+])
+def test_questions_requests_and_pasted_output_are_not(sentence):
+    assert explicit.classify(sentence) is None
+
+
+def test_stop_hook_stores_them_through_the_worker(tmp_path):
+    data, work = tmp_path / "data", make_repo(tmp_path / "shop")
+    s = build(tmp_path / "t.jsonl")
+    env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
+    payload = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work), "hook_event_name": "Stop",
+               "stop_hook_active": False}
+    assert run_hook("stop", payload, data, env=env).returncode == 0
+    wait_for(lambda: worker_idle(data, SID) and rows(data, "SELECT id FROM records WHERE source='user_statement'"),
+             "the worker's records")
+    recs = rows(data, "SELECT type, title, body FROM records WHERE source = 'user_statement'")
+    by_title = {r["title"]: r for r in recs}
+    chosen = by_title[f"{QUESTION} → PostgreSQL"]
+    assert chosen["type"] == "decision" and "MySQL" in chosen["body"]  # stored with the question and options
+    assert "Prefer small pure functions over classes." in by_title
+    assert not [r for r in recs if "Oracle" in r["title"] or "Fridays" in r["title"] or "fix the" in r["title"]]
+
+
+def test_the_model_sees_everything_typed_and_nothing_injected(tmp_path):
+    data, work = tmp_path / "data", make_repo(tmp_path / "shop")
+    s = build(tmp_path / "t.jsonl")
+    empty = json.dumps({"decisions": [], "preferences": [], "conventions": [], "active_work": None, "gotchas": [],
+                        "flush_ok": True})
+    with fake_api.FakeMessagesAPI() as api:
+        api.responder = lambda body: fake_api.text(empty)
+        env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0", AGENTCTX_LLM="1",
+                       ANTHROPIC_API_KEY="sk-test-fake", ANTHROPIC_BASE_URL=api.base_url)
+        payload = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work), "hook_event_name": "Stop"}
+        assert run_hook("stop", payload, data, env=env).returncode == 0
+        wait_for(lambda: api.message_requests and worker_idle(data, SID), "the extraction request")
+        sent = " ".join(" ".join(api.all_text(r)) for r in api.message_requests)
+    for typed in ("/plan we'll use Redis", "Prefer small pure functions", "PostgreSQL; MySQL",
+                  'kind="answer"', 'kind="queued"', 'kind="reply"', "我们就用 Tauri", "Wir nehmen SQLite"):
+        assert typed in sent, typed
+    assert "we decided to use Oracle" not in sent  # the IDE selection never reaches the model
+
+
+def test_the_handover_names_the_latest_request_across_compactions_and_sessions(tmp_path):
+    data, work = tmp_path / "data", make_repo(tmp_path / "shop")
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Build the invoice exporter.")
+    s.say("Done.\n\nNext steps:\n- Add CSV export")
+    s.add("system", subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=s.last)
+    s.last = None
+    s.add("user", isCompactSummary=True, isVisibleInTranscriptOnly=True,
+          message={"role": "user", "content": "This session is being continued from a previous conversation. "
+                                              "Summary: Build the invoice exporter."})
+    s.user("Now add PDF rendering to the exporter.")
+    s.say("Working on it.")
+    s.add("attachment", attachment={"type": "queued_command", "prompt": "Also email the PDF to the customer.",
+                                    "commandMode": "prompt"})
+    s.say("PDF rendering added.\n\nNext steps:\n1. Wire the SMTP client\n2. Add a retry")
+    s.user("ok thanks")
+    s.user("<command-name>/compact</command-name><command-args></command-args>")
+    env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
+    payload = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work), "hook_event_name": "Stop"}
+    assert run_hook("stop", payload, data, env=env).returncode == 0
+    wait_for(lambda: worker_idle(data, SID) and rows(data, "SELECT id FROM records WHERE type = 'handover'"),
+             "the derived handover")
+    [head] = rows(data, "SELECT title, body FROM records WHERE type = 'handover' AND superseded_at IS NULL")
+    assert head["title"] == "Also email the PDF to the customer."
+    assert "Wire the SMTP client" in head["body"] and "Add CSV export" not in head["body"]  # the latest plan only
