@@ -20,8 +20,10 @@ substring checks), so a 100 KB text with no secret costs a handful of scans.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 _REDACTED = "[REDACTED:{}]"
 _MARK = "[REDACTED:"
@@ -36,9 +38,61 @@ _NAME = rf"(?=[A-Za-z_])[A-Za-z0-9_.\-]{{0,64}}?{_KEYWORD}(?:_[A-Za-z0-9_]*)?"
 _VALUE = r"(?:\"(?P<dq>[^\"\n]{3,})\"|'(?P<sq>[^'\n]{3,})'|(?P<bare>[^\s,;\"'`]{3,}))"
 _QUOTED_OR_WORD = r"(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)"
 _CMD_TAIL = r"[^\n|;&]*?"  # the rest of one simple command
+_CMD_END = r"[\n|;&]"  # what ends one (a rule's ``heads``)
+
+
+@functools.cache
+def _rx(source: str, flags: int = 0) -> re.Pattern[str]:
+    """A helper pattern, compiled on first use."""
+    return re.compile(source, flags)
 
 
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+_LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:/ \"'=~")
+
+
+def _prefix(source: str) -> list[str] | None:
+    """The literal(s) every match of ``source`` starts with (after zero-width assertions), or None."""
+    s = source
+    for assertion in (r"\b", "(?<!", "(?<="):
+        if s.startswith(assertion):
+            s = s[2:] if assertion == r"\b" else s[s.index(")") + 1:]
+    if s.startswith("(?:"):  # (?:AKIA|ASIA|...): plain alternatives only
+        inner, _, rest = s[3:].partition(")")
+        alts = inner.split("|")
+        if all(a and set(a) <= _LITERAL for a in alts) and not rest.startswith(("?", "*", "{")):
+            return alts
+        return None
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in ".-/+\"'":
+            out.append(s[i + 1])
+            i += 2
+        elif s[i] in _LITERAL:
+            out.append(s[i])
+            i += 1
+        else:
+            break
+    if out and i < len(s) and s[i] in "?*{":
+        out.pop()  # the last literal is optional
+    return ["".join(out)] if out else None
+
+
+def _triggers(sources: tuple[str, ...], flags: int) -> tuple[tuple[str, bool], ...] | None:
+    found: list[tuple[str, bool]] = []
+    for source in sources:
+        folded = bool(flags & re.IGNORECASE)
+        if source.startswith("(?i)"):
+            source, folded = source[4:], True
+        elif source.startswith("(?") and source[2:3].isalpha():
+            return None  # other inline flags: no prefix taken
+        literals = _prefix(source)
+        if literals is None:
+            return None
+        found += [(lit.lower() if folded else lit, folded) for lit in literals]
+    return tuple(dict.fromkeys(found))
 
 
 class Rule:
@@ -52,46 +106,92 @@ class Rule:
     * ``lines``: literal anchors (lowercase: any case; else exact). The pattern then runs only on
       the lines that contain one (credential names, command names): a whole-text scan for
       ``password=`` in 100 KB of prose costs ~10 ms, the few lines that say "pass" almost nothing.
+
+    * ``heads`` (one per source, or None): for a pattern shaped *command, then anything up to the end of
+      the command, then a flag* (``curl … -u user:pw``), the command alone and what ends a command. A
+      command whose flag is not found before the command ends means no later command in that stretch has
+      one either, so the scan jumps to its end: linear, where a plain ``finditer`` rescans the rest of the
+      stretch from every command word in it (quadratic on a long line of them).
     """
 
-    __slots__ = ("label", "sources", "flags", "check", "after", "lines", "patterns")
+    __slots__ = ("label", "sources", "flags", "check", "after", "lines", "heads", "patterns", "head_patterns",
+                 "triggers")
 
     def __init__(self, label: str, source: str | tuple[str, ...], flags: int = 0, *, lines: Iterable[str] = (),
-                 after: str | None = "word", check: Callable[[re.Match[str]], tuple[int, int] | None] | None = None):
+                 after: str | None = "word", check: Callable[[re.Match[str]], tuple[int, int] | None] | None = None,
+                 heads: tuple[tuple[str, str] | None, ...] | None = None):
         self.label, self.flags, self.check = label, flags, check
         self.sources = (source,) if isinstance(source, str) else source  # one literal prefix each: fast scans
         after = after or ""
         self.after = frozenset(after.removeprefix("word")) | (_WORD_CHARS if after.startswith("word") else frozenset())
         self.lines = tuple((a, a == a.lower()) for a in lines)  # (literal, any case)
+        self.heads = heads or (None,) * len(self.sources)
+        # The prefilter: literals one of which every match holds (the anchors, else each source's literal
+        # prefix); None when a source has none, so the rule always runs.
+        self.triggers = self.lines or _triggers(self.sources, flags)
         self.patterns: list[re.Pattern[str]] | None = None
+        self.head_patterns: list[tuple[re.Pattern[str], re.Pattern[str]] | None] = []
+
+    def may_match(self, text: str, lowered: str) -> bool:
+        """The prefilter: False when no match is possible (no trigger literal in the text)."""
+        return self.triggers is None or any(t in (lowered if folded else text) for t, folded in self.triggers)
 
     def compiled(self) -> list[re.Pattern[str]]:
         if self.patterns is None:
+            self.head_patterns = [None if h is None else (re.compile(h[0], self.flags), re.compile(h[1]))
+                                  for h in self.heads]
             self.patterns = [re.compile(source, self.flags) for source in self.sources]
         return self.patterns
 
     def _ranges(self, text: str, lowered: str) -> list[tuple[int, int]]:
+        """The lines holding an anchor, each once, in text order (linear: one look back per line)."""
         if not self.lines:
             return [(0, len(text))]
-        starts: set[int] = set()
+        hits: list[int] = []
         for anchor, folded in self.lines:
             hay = lowered if folded else text
             at = hay.find(anchor)
             while at >= 0:
-                starts.add(hay.rfind("\n", 0, at) + 1)
+                hits.append(at)
                 at = hay.find(anchor, at + len(anchor))
-        ranges = []
-        for start in sorted(starts):
-            end = text.find("\n", start)
-            ranges.append((start, len(text) if end < 0 else end))
+        ranges: list[tuple[int, int]] = []
+        line_end = -1  # end of the last line taken (its newline, or len(text))
+        for at in sorted(hits):
+            if at <= line_end:
+                continue  # on the line already taken
+            start = text.rfind("\n", max(line_end, 0), at) + 1 if line_end >= 0 else text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            line_end = len(text) if end < 0 else end
+            ranges.append((start, line_end))
         return ranges
+
+    @staticmethod
+    def _headed(pattern: re.Pattern[str], head: re.Pattern[str], stop: re.Pattern[str], text: str,
+                start: int, end: int) -> Iterator[re.Match[str]]:
+        """``pattern.finditer`` for a headed pattern: after a failed command, on to the end of that command."""
+        pos = start
+        while pos < end:
+            h = head.search(text, pos, end)
+            if h is None:
+                return
+            m = pattern.match(text, h.start(), end)
+            if m is not None:
+                yield m
+                pos = max(m.end(), h.start() + 1)
+                continue
+            s = stop.search(text, h.end(), end)
+            pos = end if s is None else s.end()
 
     def matches(self, text: str, lowered: str) -> list[re.Match[str]]:
         """Candidate matches in text order: on the whole text, or on the anchored lines only."""
         ranges = self._ranges(text, lowered)
         if not ranges:
             return []
-        found = [m for pattern in self.compiled() for start, end in ranges for m in pattern.finditer(text, start, end)]
+        found: list[re.Match[str]] = []
+        for pattern, head in zip(self.compiled(), self.head_patterns, strict=True):
+            for start, end in ranges:
+                found += pattern.finditer(text, start, end) if head is None else self._headed(
+                    pattern, *head, text, start, end)
         return sorted(found, key=lambda m: m.start())  # one pattern's matches already are; several interleave
 
 
@@ -114,17 +214,18 @@ _META_SUFFIXES = frozenset(
     "expires format id ids dir policy scope scopes label kind mode regex pattern min max size hash hashed".split()
 )
 _SHELL_CWD = frozenset({"pwd", "oldpwd"})  # $PWD is the working directory, not a password
+_MORE_WORDS = r"[^\S\n]+[^\s#/]"
 
 
 def _is_placeholder(value: str) -> bool:
     """``$VAR``, ``{{ x }}``, ``<your-key>``, ``os.environ[...]``, ``None``, ``****``: not a secret."""
     v = value.strip()
-    return not v or bool(re.match(_REFERENCE, v)) or v.lower().strip(".") in _NOT_SECRETS
+    return not v or bool(_rx(_REFERENCE).match(v)) or v.lower().strip(".") in _NOT_SECRETS
 
 
 def _is_reference(value: str) -> bool:
     """A placeholder, or code naming where the secret is (``self.token``, ``get_key()``)."""
-    return _is_placeholder(value) or bool(re.match(_DOTTED, value.strip()))
+    return _is_placeholder(value) or bool(_rx(_DOTTED).match(value.strip()))
 
 
 def _group_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -149,7 +250,7 @@ def _value_span(m: re.Match[str]) -> tuple[str, tuple[int, int]]:
 def _assignment(m: re.Match[str]) -> tuple[int, int] | None:
     """A credential name assigned a value: redact the value unless it is a reference or code."""
     name = m.group("name")
-    if name.lower() in _SHELL_CWD or re.split(_WORDS, name)[-1].lower() in _META_SUFFIXES:
+    if name.lower() in _SHELL_CWD or _rx(_WORDS).split(name)[-1].lower() in _META_SUFFIXES:
         return None
     kind, span = _value_span(m)
     value = m.string[span[0]:span[1]]
@@ -158,16 +259,16 @@ def _assignment(m: re.Match[str]) -> tuple[int, int] | None:
     if _is_reference(value) or value.lower() == name.lower():
         return None
     if kind == "bare":
-        if re.match(_IDENT, value) and any(re.fullmatch(_KEYWORD, p, re.IGNORECASE) for p in re.split(_WORDS, value)):
+        if _rx(_IDENT).match(value) and any(_rx(_KEYWORD, re.IGNORECASE).fullmatch(p) for p in _rx(_WORDS).split(value)):
             return None  # another variable: password=db_password, token=authToken
         after = m.string[span[1]:span[1] + 1]
-        if re.match(_IDENT, value) and (after in (",", ")") or m.string[span[0]:span[1]].endswith(")")):
+        if _rx(_IDENT).match(value) and (after in (",", ")") or m.string[span[0]:span[1]].endswith(")")):
             return None  # a keyword argument in code: connect(user, password=pw)
         sep = m.group("sep")
         spaced = sep.startswith((" ", "\t")) or sep.endswith((" ", "\t"))
-        if spaced and "=" in sep and re.fullmatch(r"[a-z_]+", value):
+        if spaced and "=" in sep and _rx(r"[a-z_]+").fullmatch(value):
             return None  # code: token = tok
-        if ":" in sep and re.compile(r"[^\S\n]+[^\s#/]").match(m.string, span[1]):
+        if ":" in sep and _rx(_MORE_WORDS).match(m.string, span[1]):
             return None  # prose, more words on the line: "Password: must be 8 characters"
     return span
 
@@ -182,6 +283,7 @@ _LOW_RISK_PARTS = frozenset(
 )
 _UUID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 _CAMEL = r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+"
+_NAME_PARTS = r"[_.\-]+"
 
 
 def _entropy(value: str) -> float:
@@ -196,17 +298,21 @@ def _entropy(value: str) -> float:
 
 def _high_entropy(m: re.Match[str]) -> tuple[int, int] | None:
     """A random-looking value (letters and digits, >= 3.3 bits a character) assigned to a key-like name."""
-    parts = {p.lower() for chunk in re.split(r"[_.\-]+", m.group("name")) for p in re.findall(_CAMEL, chunk)}
+    parts = {p.lower() for chunk in _rx(_NAME_PARTS).split(m.group("name")) for p in _rx(_CAMEL).findall(chunk)}
     if not parts & _HIGH_ENTROPY_PARTS or parts & _LOW_RISK_PARTS:
         return None
     value = m.group("s")
-    if re.match(_UUID, value) or not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+    if _rx(_UUID).match(value) or not (_rx(r"\d").search(value) and _rx(r"[A-Za-z]").search(value)):
         return None
     return m.span("s") if _entropy(value) >= 3.3 else None
 
 
 # -- the rules, most specific first ---------------------------------------------------------------------
 
+_MYSQL = r"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)"
+_CURL = r"(?<![\w-])(?:curl|wget|xh)"
+_LOGIN = r"\b(?:docker|podman|helm\s+registry)\s+login\b"
+_REDIS = r"\bredis-cli\b"
 _CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential")
 
 RULES: tuple[Rule, ...] = (
@@ -303,7 +409,7 @@ RULES: tuple[Rule, ...] = (
          lines=["authorization", "api-key", "x-auth-token", "x-access-token", "private-token", "x-gitlab-token"]),
     Rule("session_cookie",
          r"(?i)\b(?:set-)?cookie\s*:[^\n]*?\b(?:session(?:id)?|sid|sess|connect\.sid|_session|auth|jwt|token)"
-         r"[A-Za-z0-9_.\-]*=(?P<s>[^;\s]{16,})", lines=["cookie"]),
+         r"[A-Za-z0-9_.\-]*=(?P<s>[^;\s]{16,})", lines=["cookie"], heads=((r"(?i)\b(?:set-)?cookie\s*:", r"\n"),)),
     Rule("url_password", r"://[^/\s:@()\[\]{}<>]*:(?P<s>[^/\s@]+)@", after=None),
     Rule("url_secret_param",
          r"(?i)[?&](?:access_token|refresh_token|id_token|token|api_key|apikey|key|secret|client_secret|password|"
@@ -311,15 +417,15 @@ RULES: tuple[Rule, ...] = (
          lines=["token=", "key=", "secret=", "password=", "auth=", "signature=", "code="], after=None),
     # Command lines.
     Rule("mysql_password",
-         rf"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump){_CMD_TAIL}"
-         rf"\s-p(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)", lines=["mysql", "mariadb"]),
+         rf"{_MYSQL}{_CMD_TAIL}\s-p(?P<s>'[^'\n]*'|\"[^\"\n]*\"|[^\s'\"]+)", lines=["mysql", "mariadb"],
+         heads=((_MYSQL, _CMD_END),)),
     Rule("curl_credentials",
-         rf"(?<![\w-])(?:curl|wget|xh){_CMD_TAIL}\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<s>[^\s'\"]+)",
-         lines=["curl", "wget", "xh "]),
+         rf"{_CURL}{_CMD_TAIL}\s(?:-u|--user)[ =]?['\"]?[^\s:'\"]+:(?P<s>[^\s'\"]+)",
+         lines=["curl", "wget", "xh "], heads=((_CURL, _CMD_END),)),
     Rule("sshpass_password", rf"\bsshpass\s+-p\s*{_QUOTED_OR_WORD}", lines=["sshpass"]),
     Rule("cli_password",
-         rf"(?:\b(?:docker|podman|helm\s+registry)\s+login\b{_CMD_TAIL}\s-p|\bredis-cli\b{_CMD_TAIL}\s-a)"
-         rf"\s+{_QUOTED_OR_WORD}", lines=["docker", "podman", "helm", "redis-cli"]),
+         (rf"{_LOGIN}{_CMD_TAIL}\s-p\s+{_QUOTED_OR_WORD}", rf"{_REDIS}{_CMD_TAIL}\s-a\s+{_QUOTED_OR_WORD}"),
+         lines=["docker", "podman", "helm", "redis-cli"], heads=((_LOGIN, _CMD_END), (_REDIS, _CMD_END))),
     Rule("openssl_pass", r"\s-pass(?:in|out)?\s+pass:(?P<s>\S+)", lines=["pass:"], after=None),
     Rule("cli_secret_flag",
          r"(?<![\w-])-{1,2}(?:password|passwd|pass|passphrase|token|secret|api-key|apikey|access-token|auth-token|"
@@ -344,13 +450,33 @@ RULES: tuple[Rule, ...] = (
 _PRIVATE = r"(?is)<private>.*?(?:</private>|\Z)"
 
 
-def _in_mark(text: str, start: int, end: int) -> bool:
-    """True when [start, end) touches a ``[REDACTED:<label>]`` already there (never redact a redaction).
+class _Marks:
+    """The ``[REDACTED:`` openings of one text, found once, so each candidate costs a bisection."""
 
-    Only a label closes a mark: text that merely says ``[REDACTED: ...`` hides nothing after it."""
-    i = text.rfind(_MARK, 0, end)
-    close = text.find("]", i)
-    return i >= 0 and close >= start and text[i + len(_MARK):close].replace("_", "").isalpha()
+    __slots__ = ("text", "starts", "closes")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts: list[int] = []
+        self.closes: list[int] = []  # the first "]" at or after each opening (-1: none)
+        at, close, unclosed = text.find(_MARK), -1, False
+        while at >= 0:
+            if close < at and not unclosed:
+                close = text.find("]", at)
+                unclosed = close < 0  # none after this opening, so none after any later one
+            self.starts.append(at)
+            self.closes.append(close)
+            at = text.find(_MARK, at + 1)
+
+    def touch(self, start: int, end: int) -> bool:
+        """True when [start, end) touches a ``[REDACTED:<label>]`` already there (never redact a redaction).
+
+        Only a label closes a mark: text that merely says ``[REDACTED: ...`` hides nothing after it."""
+        k = bisect.bisect_right(self.starts, end - len(_MARK)) - 1  # the last opening that fits before ``end``
+        if k < 0:
+            return False
+        i, close = self.starts[k], self.closes[k]
+        return close >= start and self.text[i + len(_MARK):close].replace("_", "").isalpha()
 
 
 def _apply(rule: Rule, text: str, lowered: str, found: dict[str, int] | None) -> str:
@@ -358,11 +484,16 @@ def _apply(rule: Rule, text: str, lowered: str, found: dict[str, int] | None) ->
     tag = _REDACTED.format(rule.label)
     pieces: list[str] = []
     last = 0
+    marks: _Marks | None = None
     for m in rule.matches(text, lowered):
         if m.start() > 0 and text[m.start() - 1] in rule.after:
             continue  # inside a longer word
         span = check(m)
-        if span is None or span[0] < last or _in_mark(text, *span):
+        if span is None or span[0] < last:
+            continue
+        if marks is None:
+            marks = _Marks(text)
+        if marks.touch(*span):
             continue
         pieces += [text[last:span[0]], tag]
         last = span[1]
@@ -379,15 +510,17 @@ def _lower(text: str) -> str:
     return text.replace("\u0130", "i").lower()
 
 
-def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = None) -> str:
+def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = None, *, prefilter: bool = True) -> str:
     if not text:
         return text
     lowered = _lower(text)
     out = text
     if "<private>" in lowered:
-        out = re.sub(_PRIVATE, "", text)
+        out = _rx(_PRIVATE).sub("", text)
         lowered = _lower(out)
     for rule in rules:
+        if prefilter and not rule.may_match(out, lowered):
+            continue
         changed = _apply(rule, out, lowered, found)
         if changed is not out:
             out, lowered = changed, _lower(changed)

@@ -229,3 +229,60 @@ def test_redacting_twice_changes_nothing_more():
     text = f"{GHP}\nCookie: session=abcdef.{JWT}\npassword=hunter2pw\nSIGNING_KEY=a1b2c3d4e5a1b2c3d4e"
     once = R.redact(text)
     assert R.redact(once) == once and R.scan(once)[1] == {} and R.redact(text) != text and R.redact(once) == once
+
+
+# ---------------------------------------------------------------- the prefilter and linear scans
+
+
+def _corpus_texts() -> list[str]:
+    from tests.support.secrets_corpus import clean_texts, in_contexts, secret_samples
+
+    texts = []
+    for sample in secret_samples():
+        texts += [sample.text, *in_contexts(sample)]
+    return texts + list(clean_texts().values())
+
+
+def test_the_prefilter_changes_no_result():
+    """A rule skipped because none of its trigger literals is in the text would have found nothing: every
+    corpus text (secrets in every context, and the clean texts) redacts the same with the prefilter off."""
+    texts = _corpus_texts()
+    for text in texts + ["\n".join(texts)]:
+        assert R._redact(text, R.RULES) == R._redact(text, R.RULES, prefilter=False), text[:200]
+
+
+def test_every_rule_but_one_has_triggers_and_they_are_its_literal_prefixes():
+    rules = {r.label: r for r in R.RULES}
+    assert [r.label for r in R.RULES if r.triggers is None] == ["discord_bot_token"]  # starts with [MNO]
+    assert rules["aws_access_key"].triggers[:2] == (("AKIA", False), ("ASIA", False))
+    assert rules["google_oauth_token"].triggers == (("ya29.", False),)  # an escaped dot is a literal
+    assert rules["sentry_dsn"].triggers == (("http", False),)  # https?: the optional s is dropped
+    assert rules["bearer"].triggers == (("bearer", True),)  # (?i): found in the lowered text
+
+
+def test_a_text_with_no_trigger_is_returned_as_it_is():
+    text = "plain words about the weather, nothing else"
+    assert all(not r.may_match(text, text.lower()) for r in R.RULES if r.triggers is not None)
+    assert R.redact(text) is text
+
+
+@pytest.mark.parametrize(("unit", "last"), [
+    ("curl http://example.com/x then ", "curl -u deploy:S3cretPw9 https://x"),
+    ("mysql is a database, ", "mysql -uroot -pS3cretPw9 db"),
+    ("Cookie: a=b ", "Cookie: sessionid=0123456789abcdefXYZ"),
+    ("docker login and redis-cli ", "redis-cli -a S3cretPw9x"),
+])
+def test_a_long_line_of_commands_without_their_flag_still_finds_the_one_with_it(unit, last):
+    """After a command whose flag is not found the scan jumps to the end of that command: a later command
+    on the same line, after a ``;`` or on the next line, is still read."""
+    text = unit * 2000 + "; " + last + "\n" + unit * 50 + "\n" + last
+    out = R.redact(text)
+    assert out.count("[REDACTED:") == 2, out[-300:]
+    assert out == R._redact(text, R.RULES, prefilter=False)
+
+
+def test_a_mark_far_before_a_secret_does_not_hide_it_and_many_secrets_each_get_one():
+    text = "[REDACTED:jwt]\n" + "filler line\n" * 5000 + "password=hunter2pw\n" * 3000
+    out = R.redact(text)
+    assert out.count(CRED) == 3000
+    assert R.redact("[REDACTED:x password=hunter2pw") == f"[REDACTED:x password={CRED}"
