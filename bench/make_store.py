@@ -569,8 +569,14 @@ def build(home: str, records: int, *, seed: int = 7, method: str = "insert", bat
             if report.errors:
                 raise SystemExit(f"import errors: {report.errors[:3]}")
     else:
-        sql = f"INSERT INTO records ({', '.join(INSERT_COLUMNS)}) VALUES ({', '.join('?' * len(INSERT_COLUMNS))})"
-        rows = [tuple(rec[c] for c in INSERT_COLUMNS) for rec in all_recs]
+        from agentctx.redact import redact, stamp
+
+        for rec in all_recs:  # as records.validate and records._insert_row write them: redacted, stamped
+            rec["title"], rec["body"] = redact(rec["title"]), redact(rec["body"] or "")
+            rec["redaction_stamp"] = stamp(rec["title"], rec["body"])
+        columns = (*INSERT_COLUMNS, "redaction_stamp")
+        sql = f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+        rows = [tuple(rec[c] for c in columns) for rec in all_recs]
         for i in range(0, len(rows), batch):
             with db.transaction(conn):
                 conn.executemany(sql, rows[i:i + batch])

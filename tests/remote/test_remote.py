@@ -51,6 +51,38 @@ def test_what_stays_local():
     assert rules.withheld(base | {"type": "preference", "scope": "global"}) == "global"
 
 
+def test_a_text_these_rules_redacted_is_not_scanned_again_on_push(tmp_path, monkeypatch):
+    """A record written through ``records`` is stamped (rules fingerprint + its text); a push sends it
+    without redacting it again. A text changed by anything else, or stamped by other rules, is scanned."""
+    from agentctx import redact
+
+    conn = db.connect(str(tmp_path / "agentctx.db"))
+    proj = project.detect(make_repo(tmp_path / "repo"))
+    project.register(conn, proj)
+    rec = records.add(conn, proj.id, type="decision", title="Use the retry loop", body="It backs off.")
+    stored = conn.execute("SELECT title, body, redaction_stamp FROM records WHERE id = ?", (rec["id"],)).fetchone()
+    assert stored["redaction_stamp"] == redact.stamp(stored["title"], stored["body"])
+    row = store.for_push(conn, [rec["id"]])[rec["id"]]
+
+    def no_scan(text):
+        raise AssertionError("scanned again")
+
+    monkeypatch.setattr(redact, "redact", no_scan)
+    wire, changed = rules.outgoing(row)
+    assert wire["title"] == "Use the retry loop" and not changed
+    monkeypatch.undo()
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    with db.transaction(conn):  # an older writer: the stamp no longer matches the text
+        conn.execute("UPDATE records SET body = ? WHERE id = ?", (f"token {token}", rec["id"]))
+    wire, changed = rules.outgoing(store.for_push(conn, [rec["id"]])[rec["id"]])
+    assert token not in wire["body"] and changed
+    monkeypatch.setattr(redact, "version", lambda: "other rules")  # a rule changed since it was stamped
+    seen = []
+    monkeypatch.setattr(redact, "redact", lambda text: seen.append(text) or text)
+    rules.outgoing(row)
+    assert seen == ["Use the retry loop", "It backs off."]
+
+
 def test_newer_current_does_not_depend_on_group_order():
     def rec(i, t):
         return {"id": i, "recorded_at": t, "valid_from": t}

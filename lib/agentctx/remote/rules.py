@@ -9,7 +9,8 @@ time order), ``pinned`` a bool, ``supersedes`` the record it replaced (its prede
   profile (``profile`` records and ``profile.*`` keys), hook observations (test runs, error stubs),
   global preferences (the developer profile), like the team file; and anything in a project the user
   did not opt in (the caller knows which). Titles and bodies are redacted again on the way out
-  (:func:`outgoing`): ``<private>`` spans are dropped, secrets replaced; a title that is empty then
+  (:func:`outgoing`), unless the record's ``redaction_stamp`` says these rules redacted this very text
+  when it was written: ``<private>`` spans are dropped, secrets replaced; a title that is empty then
   keeps the record local.
 * **Combine** (:func:`combine`, the server's version first): the content (title, body, type, key,
   pinned, confidence, valid_from, source) of the side that changed it last, where the local side
@@ -49,9 +50,12 @@ def withheld(rec: dict) -> str | None:
 def outgoing(rec: dict, supersedes: str | None = None) -> tuple[dict | None, bool]:
     """(the wire copy of a local record, redacted again; whether redaction changed it). None when
     nothing is left of the title once private spans and secrets are removed."""
-    from agentctx.redact import redact
+    from agentctx.redact import redact, stamp
 
-    title, body = " ".join(redact(rec["title"] or "").split()), redact(rec["body"] or "").strip()
+    title, body = rec["title"] or "", rec["body"] or ""
+    if rec.get("redaction_stamp") != stamp(title, body):  # not redacted by these rules as it stands: scan it
+        title, body = redact(title), redact(body)
+    title, body = " ".join(title.split()), body.strip()
     changed = title != " ".join((rec["title"] or "").split()) or body != (rec["body"] or "").strip()
     if not title:
         return None, True

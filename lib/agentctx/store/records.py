@@ -470,6 +470,10 @@ def dump(conn: sqlite3.Connection, project_id: str | None, *, include_superseded
 
 
 def _insert_row(conn: sqlite3.Connection, row: dict) -> None:
+    """Insert a row whose title and body ``validate`` returned (redacted): stamped as such."""
+    from agentctx.redact import stamp
+
+    row = dict(row, redaction_stamp=stamp(row["title"], row["body"] or ""))
     conn.execute(f"INSERT INTO records ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
 
 

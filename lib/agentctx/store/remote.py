@@ -160,7 +160,8 @@ def for_push(conn: sqlite3.Connection, record_ids: list[str]) -> dict[str, dict]
     out: dict[str, dict] = {}
     for start in range(0, len(record_ids), _CHUNK):
         part = record_ids[start:start + _CHUNK]
-        for row in conn.execute(f"SELECT {COLUMNS} FROM records WHERE id IN ({_marks(len(part))})", part):
+        for row in conn.execute(f"SELECT {COLUMNS}, redaction_stamp FROM records WHERE id IN ({_marks(len(part))})",
+                                part):
             out[row["id"]] = dict(row, supersedes=None)
         for row in conn.execute(f"SELECT superseded_by, id FROM records WHERE superseded_by IN ({_marks(len(part))}) "
                                 "ORDER BY superseded_at, id", part):
