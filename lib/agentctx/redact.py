@@ -543,7 +543,16 @@ class _Prefilter:
 _PREFILTERS: dict[int, _Prefilter] = {}
 
 
-def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = None, *, prefilter: bool = True) -> str:
+def _table(rules: tuple[Rule, ...]) -> _Prefilter:
+    table = _PREFILTERS.get(id(rules))
+    if table is None or table.rules is not rules:
+        table = _PREFILTERS[id(rules)] = _Prefilter(rules)
+    return table
+
+
+def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = None, *, prefilter: bool = True,
+            todo: set[int] | None = None) -> str:
+    """``todo``: the prefilter's rule numbers, computed by the caller (:func:`redact_all`)."""
     if not text:
         return text
     lowered = _lower(text)
@@ -551,20 +560,18 @@ def _redact(text: str, rules: Iterable[Rule], found: dict[str, int] | None = Non
     if "<private>" in lowered:
         out = _rx(_PRIVATE).sub("", text)
         lowered = _lower(out)
+        todo = None  # removing a span joins what was around it: look again
     rules = tuple(rules)
-    todo: set[int] | None = None
-    if prefilter:
-        table = _PREFILTERS.get(id(rules))
-        if table is None or table.rules is not rules:
-            table = _PREFILTERS[id(rules)] = _Prefilter(rules)
-        todo = table.candidates(out, lowered)
+    table = _table(rules) if prefilter else None
+    if table is not None:
+        todo = set(todo) if todo is not None else table.candidates(out, lowered)
     for i, rule in enumerate(rules):
-        if todo is not None and i not in todo:
+        if table is not None and i not in todo:
             continue
         changed = _apply(rule, out, lowered, found)
         if changed is not out:
             out, lowered = changed, _lower(changed)
-            if todo is not None:
+            if table is not None:
                 todo |= table.after_mark(rule.label)
     return out
 
@@ -595,6 +602,14 @@ def stamp(title: str, body: str) -> str:
 def redact(text: str) -> str:
     """Return ``text`` with private spans dropped and secrets replaced by ``[REDACTED:<label>]``."""
     return _redact(text, RULES)
+
+
+def redact_all(texts: list[str]) -> list[str]:
+    """``[redact(t) for t in texts]`` with one prefilter pass over them all (a record's title and body):
+    a literal cannot span two texts joined by a NUL, so the union of their candidates is that pass's."""
+    joined = "\0".join(texts)
+    todo = _table(RULES).candidates(joined, _lower(joined))
+    return [_redact(text, RULES, todo=todo) for text in texts]
 
 
 def scan(text: str) -> tuple[str, dict[str, int]]:

@@ -251,6 +251,15 @@ def test_the_prefilter_changes_no_result():
         assert R._redact(text, R.RULES) == R._redact(text, R.RULES, prefilter=False), text[:200]
 
 
+def test_redacting_texts_together_is_redacting_each():
+    """``redact_all`` runs the prefilter once over a record's title and body: the same result as one by one,
+    a secret split across the two is not joined, and a private span in one is removed from it alone."""
+    texts = _corpus_texts()
+    pairs = list(zip(texts, reversed(texts), strict=True)) + [("ghp", "_" + GHP[4:]), ("<private>x</private>gh", GHP)]
+    for pair in pairs:
+        assert R.redact_all(list(pair)) == [R.redact(t) for t in pair]
+
+
 def test_every_rule_but_one_has_triggers_and_they_are_its_literal_prefixes():
     rules = {r.label: r for r in R.RULES}
     assert [r.label for r in R.RULES if r.triggers is None] == ["discord_bot_token"]  # starts with [MNO]

@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -64,10 +65,10 @@ def test_a_text_these_rules_redacted_is_not_scanned_again_on_push(tmp_path, monk
     assert stored["redaction_stamp"] == redact.stamp(stored["title"], stored["body"])
     row = store.for_push(conn, [rec["id"]])[rec["id"]]
 
-    def no_scan(text):
+    def no_scan(texts):
         raise AssertionError("scanned again")
 
-    monkeypatch.setattr(redact, "redact", no_scan)
+    monkeypatch.setattr(redact, "redact_all", no_scan)
     wire, changed = rules.outgoing(row)
     assert wire["title"] == "Use the retry loop" and not changed
     monkeypatch.undo()
@@ -78,7 +79,7 @@ def test_a_text_these_rules_redacted_is_not_scanned_again_on_push(tmp_path, monk
     assert token not in wire["body"] and changed
     monkeypatch.setattr(redact, "version", lambda: "other rules")  # a rule changed since it was stamped
     seen = []
-    monkeypatch.setattr(redact, "redact", lambda text: seen.append(text) or text)
+    monkeypatch.setattr(redact, "redact_all", lambda texts: seen.extend(texts) or texts)
     rules.outgoing(row)
     assert seen == ["Use the retry loop", "It backs off."]
 
@@ -584,6 +585,30 @@ def test_consolidation_pass_syncs(team, tmp_path, monkeypatch):
     assert report["steps"]["remote"]["team"]["status"] == "ok", report
     assert report["steps"]["remote"]["team"]["pushed"] == 1
     assert team.rows("SELECT title FROM agentctx.records")[0][0] == "Consolidation pushes this"
+
+
+def test_a_pass_with_nothing_to_send_leaves_a_fresh_remote_alone_without_psycopg(team, tmp_path):
+    """Nothing queued and synced less than PULL_EVERY_S ago: the pass's remote step runs local queries only
+    (psycopg not imported); something to send, or a last sync long enough ago, goes to the server."""
+    crew = team.team("crew")
+    alice = Client(tmp_path / "alice", team.url(team.member("alice", crew)))
+    alice.add("Synced before the pass")
+    alice.sync()
+    db_path = alice.folder / "data" / "agentctx.db"
+    code = (f"from agentctx.store import db\nfrom agentctx.sharing.remote import sync\n"
+            f"print(sync.in_consolidation(db.connect({str(db_path)!r})))")
+    out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, 'lib')\n{code}\n"
+                          "print('psycopg' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PGPASSFILE": str(team.pgpass)})
+    step, imported = out.stdout.strip().splitlines()
+    assert "'quiet'" in step and imported == "False", out.stdout
+    alice.add("Queued after the sync")
+    report = engine.in_consolidation(alice.conn)
+    assert report["team"]["status"] == "ok" and report["team"]["pushed"] == 1
+    with db.transaction(alice.conn):
+        store.set_state(alice.conn, "team", last_ok_at="2020-01-01T00:00:00.000000Z")
+    assert engine.in_consolidation(alice.conn)["team"]["status"] == "ok"  # time to look for teammates' changes
+    assert engine.in_consolidation(alice.conn)["team"]["status"] == "quiet"
 
 
 def test_detached_consolidation_script_syncs(team, tmp_path):

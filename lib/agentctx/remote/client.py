@@ -22,6 +22,7 @@ CONNECT_TIMEOUT_S = 10
 STATEMENT_TIMEOUT_S = 120
 _COLUMNS = ", ".join(rules.WIRE)
 _TIMES = ("valid_from", "valid_to", "recorded_at", "superseded_at", "updated_at")
+_PG_TYPES = {"pinned": "boolean", **{k: "timestamptz" for k in _TIMES}}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}$")
 
 
@@ -189,13 +190,13 @@ def push(conn, rows: list[dict]) -> dict:
             else:
                 report["unchanged"] += 1
         if inserts:
-            cur.executemany(f"INSERT INTO agentctx.records ({_COLUMNS}) VALUES ({', '.join(['%s'] * len(rules.WIRE))})",
-                            [tuple(r[k] for k in rules.WIRE) for r in inserts])
+            cur.execute(f"INSERT INTO agentctx.records ({_COLUMNS}) SELECT * FROM {_unnest(rules.WIRE)}",
+                        _columns(inserts, rules.WIRE))
         if updates:
-            sets = ", ".join(f"{k} = %s" for k in rules.WIRE if k not in ("id", "project_id"))
-            cur.executemany(f"UPDATE agentctx.records SET {sets} WHERE project_id = %s AND id = %s",
-                            [tuple(r[k] for k in rules.WIRE if k not in ("id", "project_id")) + (r["project_id"], r["id"])
-                             for r in updates])
+            names = list(rules.WIRE)
+            sets = ", ".join(f"{k} = u.{k}" for k in names if k not in ("id", "project_id"))
+            cur.execute(f"UPDATE agentctx.records r SET {sets} FROM {_unnest(names)} AS u ({', '.join(names)}) "
+                        "WHERE r.project_id = u.project_id AND r.id = u.id", _columns(updates, names))
         changed = {(r["project_id"], r["id"]) for r in inserts + updates}
         retired = _newest_current(cur, inserts + updates)
         report["retired"] = {rid: r["superseded_by"] for (_, rid), r in retired.items()}
@@ -203,6 +204,22 @@ def push(conn, rows: list[dict]) -> dict:
         report["written"] = sorted({rid for _, rid in changed})
         _log(cur, changed)
     return report
+
+
+def _unnest(names) -> str:
+    """``unnest(%s::type[], …)``: many rows in one statement, one array parameter per column."""
+    return "unnest(" + ", ".join(f"%s::text[]::{_PG_TYPES.get(k, 'text')}[]" for k in names) + ")"
+
+
+def _columns(rows: list[dict], names) -> list[list]:
+    """The arrays for :func:`_unnest`: each column's values as text (NULL stays NULL)."""
+    out = []
+    for k in names:
+        if k == "pinned":
+            out.append(["true" if r[k] else "false" for r in rows])
+        else:
+            out.append([None if r[k] is None else str(r[k]) for r in rows])
+    return out
 
 
 # For each predecessor (project, id): every record that superseded it, followed along ``superseded_by`` to the

@@ -50,11 +50,11 @@ def withheld(rec: dict) -> str | None:
 def outgoing(rec: dict, supersedes: str | None = None) -> tuple[dict | None, bool]:
     """(the wire copy of a local record, redacted again; whether redaction changed it). None when
     nothing is left of the title once private spans and secrets are removed."""
-    from agentctx.redact import redact, stamp
+    from agentctx import redact
 
     title, body = rec["title"] or "", rec["body"] or ""
-    if rec.get("redaction_stamp") != stamp(title, body):  # not redacted by these rules as it stands: scan it
-        title, body = redact(title), redact(body)
+    if rec.get("redaction_stamp") != redact.stamp(title, body):  # not redacted by these rules as it stands
+        title, body = redact.redact_all([title, body])
     title, body = " ".join(title.split()), body.strip()
     changed = title != " ".join((rec["title"] or "").split()) or body != (rec["body"] or "").strip()
     if not title:

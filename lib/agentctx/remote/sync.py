@@ -5,13 +5,15 @@ when new); the first full push of a project newly shared (resumable: its positio
 outbox (records whose synced columns changed). Each batch is one server transaction, and its outbox
 entries are dropped only after it committed, so a failure at any point loses nothing: the next sync
 sends it again and the server, idempotent by record id, changes nothing twice. Pull: pages of
-changes after the cursor; purges first (``agentctx purge``'s removal), then the records in short local
-transactions (hooks write to this store too), each together with the cursor it reached. At least one
+changes after the cursor; purges first (``agentctx purge``'s removal), then the records in local
+transactions sized to hold the write lock about 80 ms each (hooks write to this store too), each together
+with the cursor it reached; records new here are inserted many to a statement. At least one
 batch and one page per sync, so a short time box still makes progress.
 
 A failure (offline, refused, timed out) leaves a one-line status on the remote and a time before
 which the consolidation pass will not try again (1 min, doubling to 1 h); ``agentctx remote sync``
-tries at once. Runs in the detached consolidation process (``in_consolidation``) or the CLI, one at
+tries at once. With nothing to send, the pass pulls at most every ``PULL_EVERY_S`` (2 min), and in
+between does not import psycopg at all. Runs in the detached consolidation process (``in_consolidation``) or the CLI, one at
 a time (lock ``remote-sync``); never in a hook.
 """
 
@@ -21,7 +23,7 @@ import json
 import sqlite3
 import sys
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from agentctx import clock, flight
 from agentctx.logs import log
@@ -30,9 +32,12 @@ from agentctx.store import records
 from agentctx.store import remote as store
 from agentctx.store.db import transaction
 
-PUSH_BATCH = 500
-PULL_PAGE = 2000
-APPLY_CHUNK = 100  # pulled records per local transaction: the write lock is held ~0.1 s at a time
+PUSH_BATCH = 1000
+PULL_PAGE = 5000
+APPLY_CHUNK = 200  # pulled records in the first local transaction; later ones sized to APPLY_TARGET_S
+APPLY_MIN, APPLY_MAX = 20, 5000
+APPLY_TARGET_S = 0.08  # how long one local transaction of a pull holds the store's write lock, about
+PULL_EVERY_S = 120  # with nothing to send, the consolidation pass asks the server at most this often
 BACKOFF_FIRST_S = 60
 BACKOFF_MAX_S = 3600
 LOCK = "remote-sync"
@@ -200,13 +205,21 @@ class Sync:
                 self.report["purged_here"] += bool(purge_here(self.conn, change["record_id"],
                                                               change["project_id"], self.name))
             upserts = [c for c in changes if c["op"] == "upsert"]
-            # Short local transactions (hooks write to this store too), each with the cursor it reached.
-            for start in range(0, max(len(upserts), 1), APPLY_CHUNK):
-                part = upserts[start:start + APPLY_CHUNK]
-                reached = part[-1]["seq"] if start + APPLY_CHUNK < len(upserts) else new_cursor
+            # Local transactions sized to hold the write lock ~APPLY_TARGET_S (hooks write to this store
+            # too), each with the cursor it reached; at least one, so the cursor moves past purges.
+            start, chunk = 0, APPLY_CHUNK
+            while True:
+                part = upserts[start:start + chunk]
+                start += len(part)
+                reached = new_cursor if start >= len(upserts) else part[-1]["seq"]
+                t0 = time.monotonic()
                 with transaction(self.conn), store.muted(self.conn):
                     self._apply(part)
                     store.set_state(self.conn, self.name, cursor=reached)
+                took = time.monotonic() - t0
+                if start >= len(upserts):
+                    break
+                chunk = max(APPLY_MIN, min(APPLY_MAX, int(len(part) * APPLY_TARGET_S / max(took, 1e-3))))
             cursor = self.remote["cursor"] = new_cursor
 
     def _foreign(self, change: dict, owner: str | None) -> bool:
@@ -235,24 +248,49 @@ class Sync:
         ids = [c["record_id"] for c in changes]
         local = store.local_versions(self.conn, ids)
         edited = store.edited_flags(self.conn, self.name, ids)
+        fresh = []
         for change in changes:
-            rid = change["record_id"]
+            rid, srv = change["record_id"], change["record"]
             if rid in local and local[rid] is None:
                 continue  # in this store's cold partition: history, left as it is
-            if rules.withheld(change["record"]):  # nothing agentctx would push (written on the server by hand)
+            if rules.withheld(srv):  # nothing agentctx would push (written on the server by hand)
                 self.report["skipped"] += 1
                 continue
-            self.conn.execute("SAVEPOINT pulled")
-            try:
-                changed = self._apply_one(change["record"], local.get(rid), bool(edited.get(rid)))
-                self.conn.execute("RELEASE pulled")
-            except (records.RecordError, sqlite3.IntegrityError, ValueError) as exc:
-                self.conn.execute("ROLLBACK TO pulled")
-                self.conn.execute("RELEASE pulled")
-                self.report["skipped"] += 1
-                log("remote", f"{self.name}: record {rid} not applied: {exc}")
+            if rid not in local and not (srv["key"] and not srv["superseded_at"]):
+                fresh.append(change)  # new here and holding no key: inserted together below
                 continue
-            self.report["pulled"] += changed
+            self._apply_each(change, local.get(rid), bool(edited.get(rid)))
+        if fresh:
+            self._apply_fresh(fresh)
+
+    def _apply_fresh(self, changes: list[dict]) -> None:
+        """Records new to this store, in one statement; if one is refused, each alone (only it is skipped)."""
+        self.conn.execute("SAVEPOINT pulled_new")
+        try:
+            added = records.restore_new(self.conn, [(c["record"]["project_id"], {k: c["record"][k] for k in _RESTORED})
+                                                    for c in changes])
+            self.conn.execute("RELEASE pulled_new")
+            self.report["pulled"] += added
+            return
+        except (records.RecordError, sqlite3.IntegrityError, ValueError):
+            self.conn.execute("ROLLBACK TO pulled_new")
+            self.conn.execute("RELEASE pulled_new")
+        for change in changes:
+            self._apply_each(change, None, False)
+
+    def _apply_each(self, change: dict, mine: dict | None, edited: bool) -> None:
+        rid = change["record_id"]
+        self.conn.execute("SAVEPOINT pulled")
+        try:
+            changed = self._apply_one(change["record"], mine, edited)
+            self.conn.execute("RELEASE pulled")
+        except (records.RecordError, sqlite3.IntegrityError, ValueError) as exc:
+            self.conn.execute("ROLLBACK TO pulled")
+            self.conn.execute("RELEASE pulled")
+            self.report["skipped"] += 1
+            log("remote", f"{self.name}: record {rid} not applied: {exc}")
+            return
+        self.report["pulled"] += changed
 
     def _apply_one(self, srv: dict, mine: dict | None, edited: bool) -> bool:
         pid = srv["project_id"]
@@ -398,18 +436,49 @@ def sync_all(conn: sqlite3.Connection, names: list[str] | None = None, *, dry_ru
         lock.release()
 
 
+def nothing_to_send(conn: sqlite3.Connection, name: str, shares: dict) -> bool:
+    """True when a sync of this remote would push nothing: no queued change or purge, and the first full
+    push of every shared project done. Local queries only (no psycopg)."""
+    return (store.outbox_count(conn, name) == 0 and not store.purges(conn, name)
+            and all(store.full_push_position(conn, name, pid) is None for pid in shares))
+
+
+def _quiet(conn: sqlite3.Connection, remote: dict, shares: dict, now: datetime) -> str | None:
+    """Why the consolidation pass can leave this remote alone now (nothing to send, and its last good
+    sync less than PULL_EVERY_S ago), or None."""
+    last = clock.to_datetime(remote["last_ok_at"]) if remote["last_ok_at"] else None
+    if last is None or remote["failures"] or not 0 <= (now - last).total_seconds() < PULL_EVERY_S:
+        return None
+    if not nothing_to_send(conn, remote["name"], shares):
+        return None
+    return f"nothing to send; last pulled {int((now - last).total_seconds())} s ago (every {PULL_EVERY_S} s at most)"
+
+
 def in_consolidation(conn: sqlite3.Connection, *, deadline: float | None = None) -> dict:
     """The consolidation pass's step: sync every remote whose backoff has passed, within the pass's
-    time box. A store without remotes costs one query."""
+    time box. A store without remotes costs one query; a remote with nothing to send that was synced
+    less than PULL_EVERY_S ago costs a few local queries (psycopg is not even imported)."""
     if not store.any_configured(conn):
         return {"skipped": "no remote configured"}
+    shares = optin.shared(conn)
+    now = clock.to_datetime(clock.now())
+    out: dict = {}
+    due = []
+    for remote in store.every(conn):
+        why = _quiet(conn, remote, shares, now)
+        if why:
+            out[remote["name"]] = {"status": "quiet", "pushed": 0, "pulled": 0, "note": why}
+        else:
+            due.append(remote["name"])
+    if not due:
+        return out
     import importlib.util
 
     if importlib.util.find_spec("psycopg") is None:
         return {"skipped": "psycopg is not installed in this environment"}
-    reports = sync_all(conn, deadline=deadline, respect_backoff=True)
-    return {name: {k: r[k] for k in ("status", "pushed", "pulled", "error", "note") if k in r}
-            for name, r in reports.items()}
+    reports = sync_all(conn, due, deadline=deadline, respect_backoff=True)
+    return out | {name: {k: r[k] for k in ("status", "pushed", "pulled", "error", "note") if k in r}
+                  for name, r in reports.items()}
 
 
 def purge_here(conn: sqlite3.Connection, record_id: str, project_id: str, remote: str) -> dict:

@@ -92,9 +92,9 @@ def validate(
         )
     if key is not None and (not key.strip() or len(key) > MAX_KEY_CHARS):
         raise RecordError("key must be non-empty and at most 200 characters")
-    from agentctx.redact import redact  # compiled patterns: only needed on writes
+    from agentctx.redact import redact_all  # compiled patterns: only needed on writes
 
-    title, body = redact(title), redact(body)
+    title, body = redact_all([title, body])
     if not title.strip():
         raise RecordError("the title is empty once private spans are removed")
     return title, body
@@ -833,13 +833,10 @@ RESTORE_FIELDS = (
 IGNORED_FIELDS = ("project_id", "seq", "project", "claudemd_drift_score")
 
 
-def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
-    """Insert one exported record as it was (history included); no transaction of its own.
-
-    Returns "added", or "exists" when this project already holds a record with that id; ForeignRecord
-    when another project holds it (never written over). Used by import, so an export → import round
-    trip keeps ids, both time axes and supersession.
-    """
+def _restored_row(conn: sqlite3.Connection, project_id: str, data: dict, *, check_exists: bool = True) -> dict | None:
+    """The row :func:`restore` inserts, validated and redacted (a current holder of its key already
+    retired in its favour), or None when ``check_exists`` and this project holds its id; ForeignRecord
+    when another project holds it (never written over)."""
     if not isinstance(data, dict):
         raise RecordError("each line must be a JSON object")
     unknown = set(data) - set(RESTORE_FIELDS) - set(IGNORED_FIELDS)
@@ -853,11 +850,12 @@ def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
     rid = (data.get("id") or ids.new_id()).strip().upper()
     if not ids.is_full_id(rid):
         raise RecordError(f"id {rid!r} is not a 26-character ULID")
-    held_by = owner(conn, rid)  # ids are unique across projects, the cold partition included
-    if held_by is not None and held_by != project_id:
-        raise ForeignRecord(rid, held_by, project_id)
-    if held_by is not None:
-        return "exists"
+    if check_exists:
+        held_by = owner(conn, rid)  # ids are unique across projects, the cold partition included
+        if held_by is not None and held_by != project_id:
+            raise ForeignRecord(rid, held_by, project_id)
+        if held_by is not None:
+            return None
     stamp = clock.now()
     times = {}
     for name in ("valid_from", "valid_to", "recorded_at", "superseded_at", "updated_at", "last_accessed"):
@@ -886,5 +884,33 @@ def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
         same = by_key(conn, project_id, row["key"])
         if same:
             retire(conn, same["id"], stamp=stamp, project_id=project_id, by=rid, valid_to=row["valid_from"])
+    return row
+
+
+def restore(conn: sqlite3.Connection, project_id: str, data: dict) -> str:
+    """Insert one exported record as it was (history included); no transaction of its own.
+
+    Returns "added", or "exists" when this project already holds a record with that id; ForeignRecord
+    when another project holds it (never written over). Used by import, so an export → import round
+    trip keeps ids, both time axes and supersession.
+    """
+    row = _restored_row(conn, project_id, data)
+    if row is None:
+        return "exists"
     _insert_row(conn, row)
     return "added"
+
+
+def restore_new(conn: sqlite3.Connection, items: list[tuple[str, dict]]) -> int:
+    """:func:`restore` for many records the caller knows are not in the store (no id check), in one
+    statement; (project id, data) pairs. RecordError for the first bad one (nothing inserted then, but
+    a key holder retired before it stays retired: run it inside a savepoint). How many were added."""
+    from agentctx.redact import stamp
+
+    rows = [_restored_row(conn, pid, data, check_exists=False) for pid, data in items]
+    if not rows:
+        return 0
+    columns = list(rows[0]) + ["redaction_stamp"]
+    conn.executemany(f"INSERT INTO records ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                     [(*row.values(), stamp(row["title"], row["body"] or "")) for row in rows])
+    return len(rows)
