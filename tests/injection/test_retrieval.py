@@ -265,6 +265,27 @@ def test_records_are_embedded_with_their_session_neighbours(model) -> None:
     assert np.allclose(got, want / np.linalg.norm(want), atol=1e-6)
 
 
+def test_a_neighbour_in_the_same_batch_is_encoded_once_and_counts_the_same(model) -> None:
+    import numpy as np
+
+    from agentctx.consolidation import embeddings
+
+    a = {"id": "A", "type": "discovery", "title": "Tim", "body": "How long do you hold that yoga pose?"}
+    b = {"id": "B", "type": "discovery", "title": "John", "body": "I hold it for 30-60 seconds."}
+    c = {"id": "C", "type": "discovery", "title": "Tim", "body": "That is longer than I manage."}
+    seen: list[str] = []
+    real = model.encode
+    model.encode = lambda texts: seen.extend(texts) or real(texts)
+    try:
+        got = embeddings.encode_records(model, [a, b, c], [(None, dict(b)), (dict(a), dict(c)), (dict(b), None)])
+    finally:
+        model.encode = real
+    assert len(seen) == 3  # not 3 + 4 neighbour copies
+    va, vb, vc = real([embeddings.text_for(r) for r in (a, b, c)])
+    want = vb + embeddings.CONTEXT_SHARE * (va + vc)
+    assert np.allclose(got[1], want / np.linalg.norm(want), atol=1e-6)
+
+
 def test_fusion_brings_candidates_from_both_sides(conn, proj, model) -> None:
     from agentctx.consolidation import consolidate
 

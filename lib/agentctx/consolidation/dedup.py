@@ -28,7 +28,9 @@ STRICT_THRESHOLD = 0.96
 TYPES = kinds.MERGED_TYPES
 MIN_WORD_OVERLAP = 0.8  # Jaccard of content words, for merges without a model's confirmation
 MIN_TITLE_OVERLAP = 0.85  # ... and of the titles' words ("no emojis for deploy" ≠ "no emojis for media")
-BLOCK = 128  # rows per similarity block: memory stays O(BLOCK × n)
+BLOCK = 128  # rows per similarity block at least: memory stays O(block × n)
+BLOCK_MAX = 1024
+BLOCK_CELLS = 6_000_000  # a block holds at most this many similarities (24 MB of float32) beyond BLOCK rows
 NEIGHBOURS = 3  # candidates per record
 MAX_PAIRS = 2000  # per project and type and pass; the rest waits for the next pass
 
@@ -51,10 +53,15 @@ def candidates(record_ids: list[str], matrix, threshold: float = THRESHOLD,
     n = len(record_ids)
     k = min(NEIGHBOURS, n)  # itself among them when n <= NEIGHBOURS: its -inf never passes the threshold
     rows_of = [i for i, rid in enumerate(record_ids) if only is None or rid in only]
-    for start in range(0, len(rows_of), BLOCK):
-        idx = np.asarray(rows_of[start:start + BLOCK])
+    block = max(BLOCK, min(BLOCK_MAX, BLOCK_CELLS // max(n, 1)))  # fewer, larger products: BLAS runs faster
+    for start in range(0, len(rows_of), block):
+        idx = np.asarray(rows_of[start:start + block])
         sims = matrix[idx] @ matrix.T
         sims[np.arange(len(idx)), idx] = -np.inf  # not itself, whatever the threshold
+        hit = np.flatnonzero((sims > threshold).any(axis=1))  # most rows have no neighbour that close
+        if not hit.size:
+            continue
+        sims, idx = sims[hit], idx[hit]
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
         for i, js in enumerate(top):
             for j in js:

@@ -179,17 +179,26 @@ CONTEXT_SHARE = 0.15  # each session neighbour's share in a record's vector
 def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[dict | None, dict | None]]):
     """Unit vectors of records embedded with their context: own text plus CONTEXT_SHARE of each neighbour
     in its session (the records just before and after), so a turn that answers a question recorded
-    just before it carries some of that question's meaning."""
+    just before it carries some of that question's meaning. Each distinct record is encoded once: a
+    neighbour that is in ``recs`` too (nearly all are, batches being runs of ``seq``) reuses its vector."""
     import numpy as np
 
-    side = [n for pair in neighbours for n in pair if n]
-    vecs = embedder.encode([text_for(r) for r in recs] + [text_for(n) for n in side])
-    own, rest = vecs[: len(recs)], iter(vecs[len(recs):])
-    out = own.copy()
+    def key(rec: dict):
+        return rec.get("id") or id(rec)  # a record without an id is only itself
+
+    row_of = {key(r): i for i, r in enumerate(recs)}
+    texts = [text_for(r) for r in recs]
+    for pair in neighbours:
+        for n in pair:
+            if n and key(n) not in row_of:
+                row_of[key(n)] = len(texts)
+                texts.append(text_for(n))
+    vecs = embedder.encode(texts)
+    out = vecs[: len(recs)].copy()
     for i, pair in enumerate(neighbours):
         for n in pair:
             if n:
-                out[i] += CONTEXT_SHARE * next(rest)
+                out[i] += CONTEXT_SHARE * vecs[row_of[key(n)]]
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return out / norms
