@@ -42,7 +42,7 @@ def main() -> None:
     import make_store
     import remote_bench
 
-    from agentctx.sharing.remote import schema, sync
+    from agentctx.remote import schema, sync
     from tests.support import postgres
 
     server = postgres.Server(fsync=True).start()

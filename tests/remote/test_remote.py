@@ -59,7 +59,7 @@ def test_a_text_these_rules_redacted_is_not_scanned_again_on_push(tmp_path, monk
 
     conn = db.connect(str(tmp_path / "agentctx.db"))
     proj = project.detect(make_repo(tmp_path / "repo"))
-    project.register(conn, proj)
+    projects.register(conn, proj)
     rec = records.add(conn, proj.id, type="decision", title="Use the retry loop", body="It backs off.")
     stored = conn.execute("SELECT title, body, redaction_stamp FROM records WHERE id = ?", (rec["id"],)).fetchone()
     assert stored["redaction_stamp"] == redact.stamp(stored["title"], stored["body"])
@@ -595,7 +595,7 @@ def test_a_pass_with_nothing_to_send_leaves_a_fresh_remote_alone_without_psycopg
     alice.add("Synced before the pass")
     alice.sync()
     db_path = alice.folder / "data" / "agentctx.db"
-    code = (f"from agentctx.store import db\nfrom agentctx.sharing.remote import sync\n"
+    code = (f"from agentctx.store import db\nfrom agentctx.remote import sync\n"
             f"print(sync.in_consolidation(db.connect({str(db_path)!r})))")
     out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, 'lib')\n{code}\n"
                           "print('psycopg' in sys.modules)"], cwd=ROOT, capture_output=True, text=True, check=True,

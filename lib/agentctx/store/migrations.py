@@ -337,7 +337,7 @@ def m009_retrieval_expansion(db: Database) -> None:
 def m010_redaction_stamp(db: Database) -> None:
     """``redaction_stamp``: ``redact.stamp(title, body)`` of a record whose text was redacted when written
     (NULL: unknown, as for every record before this). A push sends a record whose stamp still matches
-    without scanning it again (``sharing.remote.rules.outgoing``)."""
+    without scanning it again (``remote.rules.outgoing``)."""
     db["records"].add_column("redaction_stamp", str)
 
 
