@@ -111,6 +111,11 @@ def child_noop(args) -> None:
     from agentctx.store import db
 
     conn = db.connect(os.path.join(args.home, "agentctx.db"))
+    if args.due:  # the last sync long ago: the step goes to the server even with nothing to send
+        from agentctx.store import remote as store
+
+        with db.transaction(conn):
+            store.set_state(conn, "team", last_ok_at="2020-01-01T00:00:00.000000Z")
     t0 = time.perf_counter()
     report = sync.in_consolidation(conn)
     t1 = time.perf_counter()
@@ -219,17 +224,18 @@ def noop_cost(server, dbname: str, members: list[tuple[str, str]], work: str, ru
     assert sync.sync_remote(conn, "team")["status"] == "ok"
     assert sync.sync_remote(conn, "team")["pulled"] == 0
 
-    def fresh(n: int) -> list[dict]:
+    def fresh(n: int, due: bool = False) -> list[dict]:
         out = []
         for _ in range(n):
-            proc = subprocess.run([sys.executable, __file__, "--child", "noop", "--home", home],
+            proc = subprocess.run([sys.executable, __file__, "--child", "noop", "--home", home] + ["--due"] * due,
                                   capture_output=True, text=True, env=os.environ.copy(), check=True)
             out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         return out
 
-    with_remote = fresh(runs)
-    assert all(r["report"]["team"]["status"] == "ok" and r["report"]["team"]["pushed"] == 0
-               and r["report"]["team"]["pulled"] == 0 for r in with_remote), with_remote[:1]
+    with_remote = fresh(runs)  # synced just now: nothing to send, the server not asked (no psycopg)
+    due = fresh(runs, due=True)  # the last sync long ago: psycopg imported, TLS connect, an empty pull
+    assert all(r["report"]["team"]["status"] in ("ok", "quiet") and r["report"]["team"]["pushed"] == 0
+               and r["report"]["team"]["pulled"] == 0 for r in with_remote + due), (with_remote + due)[:1]
     warm = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -254,6 +260,8 @@ def noop_cost(server, dbname: str, members: list[tuple[str, str]], work: str, ru
     conn.close()
     return {
         "step_fresh_process_ms": median([r["step_ms"] for r in with_remote]),
+        "step_fresh_process_imported_psycopg": sum(r["imported"] for r in with_remote),
+        "step_fresh_process_server_due_ms": median([r["step_ms"] for r in due]),
         "step_fresh_process_second_call_ms": median([r["again_ms"] for r in with_remote]),
         "step_warm_ms": median(warm),
         "step_no_remote_ms": median([r["step_ms"] for r in without]),
@@ -272,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--child", choices=("converge", "noop"))
     for name in ("--home", "--url", "--ready", "--go"):
         ap.add_argument(name)
+    ap.add_argument("--due", action="store_true")
     ap.add_argument("--index", type=int, default=0)
     args = ap.parse_args(argv)
     if args.child == "converge":
@@ -347,8 +356,11 @@ def render(r: dict, argv) -> str:
         f"({p['pull_records_per_second']:,} records/s; store {p['store_mb_after_pull']} MB) |",
         f"| of which: validation and redaction of each record before it is stored | "
         f"{p['validate_and_redact_ms_per_record']} ms per record |",
-        f"| consolidation step when nothing changed, fresh process (psycopg import, TLS connect, a few queries) | "
+        f"| consolidation step when nothing changed, fresh process, synced < 2 min ago (local queries; psycopg "
+        f"imported in {n.get('step_fresh_process_imported_psycopg', '?')} of {n['runs']} runs) | "
         f"{n['step_fresh_process_ms']} ms median |",
+        f"| same, the last sync long ago (psycopg import, TLS connect, an empty pull) | "
+        f"{n.get('step_fresh_process_server_due_ms', '')} ms median |",
         f"| same process, second call (psycopg imported; new TLS connection) | "
         f"{n['step_fresh_process_second_call_ms']} ms |",
         f"| warm, in a long-lived process | {n['step_warm_ms']} ms |",
