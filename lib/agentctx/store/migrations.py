@@ -338,7 +338,8 @@ def m010_redaction_stamp(db: Database) -> None:
     """``redaction_stamp``: ``redact.stamp(title, body)`` of a record whose text was redacted when written
     (NULL: unknown, as for every record before this). A push sends a record whose stamp still matches
     without scanning it again (``remote.rules.outgoing``)."""
-    db["records"].add_column("redaction_stamp", str)
+    for table in ("records", "records_archive"):  # the two keep the same columns
+        db[table].add_column("redaction_stamp", str)
 
 
 LATEST = len(MIGRATIONS)
