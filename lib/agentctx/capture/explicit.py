@@ -107,6 +107,7 @@ _REQUEST = re.compile(
 _PASTED = re.compile(r"^(?:\[[^\]]{0,20}\]|[0-9a-f]{7,40}\s|(?:WARNING|ERROR|INFO|DEBUG|FATAL|TRACE)\b|\$ |\d{4}-\d\d-\d\d[T ])")
 # Code and specs pasted as text: identifiers with dots or brackets, comparisons, calls.
 _CODE = re.compile(r"[\w\]\)]\.\w+\(|\w\[\w|==|!=|<=|>=|[≤≥]|\w\(\)|`[^`]+`|[{};]|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\.\w+")
+_REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")  # a secret's placeholder: text agentctx wrote, not code pasted
 _QUESTION_END = re.compile(r"(?:[?？]|吗|呢|か|까|나요|ไหม|มั้ย|หรือเปล่า|หรือไม่)\s*[)\]\"'」]*$")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
@@ -180,7 +181,7 @@ def classify(sentence: str) -> str | None:
     """The record type a sentence states (a durable choice, preference or rule), or None."""
     if _QUESTION_END.search(sentence) or _SKIP.match(sentence) or not _long_enough(sentence):
         return None
-    if _REQUEST.search(sentence) or _PASTED.match(sentence) or len(_CODE.findall(sentence)) >= 2:
+    if _REQUEST.search(sentence) or _PASTED.match(sentence) or len(_CODE.findall(_REDACTED.sub(" ", sentence))) >= 2:
         return None
     for rtype, pattern in _RULES:
         if pattern.search(sentence):
