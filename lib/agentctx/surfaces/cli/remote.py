@@ -58,6 +58,9 @@ def remove(c: Ctx, name, as_json):
         click.echo(f"remote {name} removed")
 
 
+BUSY_EXIT = 75  # EX_TEMPFAIL: another sync is running; try again later
+
+
 @remote.command("sync")
 @click.argument("names", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Say what would be pushed and pulled; change nothing.")
@@ -76,6 +79,8 @@ def sync(c: Ctx, names, dry_run, as_json):
             click.echo(_line(name, rep))
     if any(r["status"] in ("offline", "error") for r in reports.values()):
         raise SystemExit(1)
+    if any(r["status"] in ("busy", "waiting") for r in reports.values()):
+        raise SystemExit(BUSY_EXIT)  # another sync holds the lock: nothing was done by this one
 
 
 def _line(name: str, rep: dict) -> str:
