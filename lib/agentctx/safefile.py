@@ -190,7 +190,7 @@ def _key(path: str) -> list[int]:
 
 
 def _entry(path: str) -> str:
-    from agentctx.project import sha256  # the builtin one: hashlib costs ~2 ms per hook
+    from hashlib import sha256  # only when a file is refused
 
     return os.path.join(_registry(), sha256(os.path.abspath(path).encode()).hexdigest()[:24] + ".json")
 
