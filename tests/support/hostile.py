@@ -19,6 +19,7 @@ WRITTEN = (".agentctx/.gitattributes",)
 KINDS = ("devzero", "fifo", "socket", "outside", "dangling", "huge", "deep")
 HUGE_BYTES = 4 << 30  # sparse: costs no disk; read whole, it exhausts any memory limit below it
 DEPTH = 2000
+TITLE = "Payments retry three times with backoff"
 MEMORY_LIMIT = 2 << 30  # address space of every process run against a hostile repository
 OUTSIDE_TEXT = "# outside the repository: agentctx must neither read nor write this\n"
 
@@ -111,3 +112,71 @@ def limit_memory(limit: int = MEMORY_LIMIT):
 def snapshot(outside: Path) -> dict[str, bytes]:
     """Every file under ``outside``: nothing agentctx does may change it or add to it."""
     return {str(p.relative_to(outside)): p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()}
+
+
+def payloads(repo: Path, transcript: Path) -> list[tuple[str, dict]]:
+    """(hook script, stdin) for every hook, in a session's order, aimed at ``repo`` and ``transcript``."""
+    base = {"session_id": "s-hostile", "cwd": str(repo), "transcript_path": str(transcript)}
+    return [
+        ("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}),
+        ("user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
+                                "prompt": "how many times do payments retry, and what backoff?"}),
+        ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Write",
+                           "tool_input": {"file_path": str(repo / "src" / "app.py"), "content": "x = 1\n"},
+                           "tool_response": {"success": True}}),
+        ("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                           "tool_input": {"command": "make test"}, "tool_response": {"stdout": "2 passed"}}),
+        ("cwd_changed", {**base, "hook_event_name": "CwdChanged", "old_cwd": str(repo), "new_cwd": str(repo / "src")}),
+        ("subagent_start", {**base, "hook_event_name": "SubagentStart", "agent_id": "a1", "agent_type": "Explore"}),
+        ("subagent_stop", {**base, "hook_event_name": "SubagentStop", "agent_id": "a1", "agent_type": "Explore",
+                           "agent_transcript_path": str(transcript),
+                           "last_assistant_message": "Payments retry three times; the backoff doubles."}),
+        ("pre_compact", {**base, "hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": ""}),
+        ("stop", {**base, "hook_event_name": "Stop"}),
+        ("session_end", {**base, "hook_event_name": "SessionEnd", "reason": "other"}),
+    ]
+
+
+# The CLI commands run against the repository, and what each must exit with: a refused CLAUDE.md or team
+# file is an error for the command about it (one line), nothing else is.
+CLI_RUNS = (("status",), ("remote", "status"), ("consolidate",), ("sync", "--yes"), ("team", "export"), ("doctor",))
+
+
+def expected_exit(kind: str, args: tuple[str, ...]) -> int | None:
+    """The exit status ``args`` must have against a repository of ``kind`` (None: not checked, doctor
+    reports what it finds about the store itself)."""
+    if args == ("doctor",):
+        return None
+    if args in (("sync", "--yes"), ("team", "export")):
+        return 0 if kind == "deep" else 1  # a 2,000-deep Markdown line is still Markdown
+    return 0
+
+
+def expected_reports(repo: Path, transcript: Path, kind: str) -> set[str]:
+    """The paths that must each have their one "ignored" log line after every entry point ran."""
+    out = {str(repo / rel) for rel in PARSED}
+    if kind != "deep":
+        out |= {str(repo / rel) for rel in MARKDOWN}
+    if kind not in ("huge", "deep"):  # a source file is read up to its bound, not refused
+        out.add(str(repo / "src" / "app.py"))
+    if kind not in ("outside", "huge"):  # an empty transcript; a 4 GiB one is read up to its window
+        out.add(str(transcript))
+    return out
+
+
+def reports(log_text: str) -> dict[str, int]:
+    """{path: how many "ignored" lines the log has for it}."""
+    import re
+
+    out: dict[str, int] = {}
+    for line in log_text.splitlines():
+        m = re.search(r" (\S+) ignored: ", line)
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0) + 1
+    return out
+
+
+def idle(home: Path) -> bool:
+    """No detached extraction or consolidation is running (their lock files are gone)."""
+    locks = home / "locks"
+    return not locks.exists() or not [p for p in locks.iterdir() if p.suffix == ".lock" or ".lock." in p.name]
