@@ -67,7 +67,9 @@ BUSY_EXIT = 75  # EX_TEMPFAIL: another sync is running; try again later
 @json_option
 @pass_ctx
 def sync(c: Ctx, names, dry_run, as_json):
-    """Push this machine's shared records and pull the team's now (all remotes, or those named)."""
+    """Push this machine's shared records and pull the team's now (all remotes, or those named).
+
+    Exits 1 when a server was offline or failed, 75 when another sync is running (this one did nothing)."""
     from agentctx.remote import sync as engine
 
     c.project  # noqa: B018 - registers the current project, so its .agentctx/config is seen
