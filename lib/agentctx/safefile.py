@@ -31,6 +31,7 @@ from agentctx import paths
 MAX_DEPTH = 100
 TEXT_LIMIT = 4 * 1024 * 1024
 NOTICE_FILES = 4
+_SHA256 = None
 TOML_TOKENS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]')
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _OPENERS = frozenset("[{")
@@ -189,10 +190,45 @@ def _key(path: str) -> list[int]:
     return [st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _entry(path: str) -> str:
-    from hashlib import sha256  # only when a file is refused
+def _digest(text: str) -> str:
+    return _sha256()(text.encode("utf-8", errors="surrogateescape")).hexdigest()[:24]
 
-    return os.path.join(_registry(), sha256(os.path.abspath(path).encode()).hexdigest()[:24] + ".json")
+
+def _sha256():
+    """The builtin sha256 (importing hashlib, OpenSSL, costs ~2 ms on a hook run), looked up once."""
+    global _SHA256
+    if _SHA256 is None:
+        try:
+            from _sha2 import sha256  # Python >= 3.12
+        except ImportError:
+            try:
+                from _sha256 import sha256  # Python <= 3.11
+            except ImportError:
+                from hashlib import sha256
+        _SHA256 = sha256
+    return _SHA256
+
+
+def _repository_of(path: str) -> str | None:
+    """The nearest folder above ``path`` holding ``.git`` (a few ``stat``), or None."""
+    folder = os.path.dirname(path)
+    for _ in range(64):
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
+
+
+def _bucket(repository: str | None) -> str:
+    """The registry folder of one repository's refused files (``none``: files in no repository)."""
+    return os.path.join(_registry(), _digest(repository) if repository else "none")
+
+
+def _entry(path: str) -> str:
+    return os.path.join(_bucket(_repository_of(path)), _digest(path) + ".json")
 
 
 def report(path: str, reason: str, event: str = "files", *, per_version: bool = True) -> bool:
@@ -238,13 +274,16 @@ def notice(root: str, probe: tuple[str, ...] = ()) -> str | None:
         except Refused as exc:
             report(path, exc.reason)
     real_root = os.path.abspath(root)
-    try:
-        names = sorted(os.listdir(_registry()))
-    except OSError:
-        names = []
-    for name in names[:500]:
+    candidates = [_entry(os.path.abspath(os.path.join(root, rel))) for rel in probe]
+    if os.path.exists(os.path.join(real_root, ".git")):
+        bucket = _bucket(real_root)
         try:
-            with open(os.path.join(_registry(), name), encoding="utf-8") as fh:
+            candidates += [os.path.join(bucket, name) for name in sorted(os.listdir(bucket))[:500]]
+        except OSError:
+            pass
+    for name in dict.fromkeys(candidates):
+        try:
+            with open(name, encoding="utf-8") as fh:
                 entry = json.load(fh)
             path, reason, key = entry["path"], entry["reason"], entry["key"]
         except (OSError, ValueError, KeyError, TypeError):

@@ -102,6 +102,7 @@ def test_writes_never_go_through_a_symlink_or_out_of_the_repository(tmp_path: Pa
 def test_a_refused_file_is_logged_once_per_version_and_named_in_the_notice(home: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / ".agentctx").mkdir(parents=True)
+    (repo / ".git").mkdir()  # a repository: the files its readers refused are found by it
     config = repo / ".agentctx" / "config.toml"
     config.symlink_to("/dev/zero")
     for _ in range(3):
@@ -120,5 +121,9 @@ def test_a_refused_file_is_logged_once_per_version_and_named_in_the_notice(home:
     config.write_text("[capture]\nenabled = true\n")  # fixed: no longer named
     assert "config.toml" not in safefile.notice(str(repo), probe=("CLAUDE.md",))
     assert safefile.notice(str(tmp_path / "elsewhere")) is None
+    plain = tmp_path / "plain"  # no .git: only the probed paths are looked up
+    (plain / ".agentctx").mkdir(parents=True)
+    (plain / ".agentctx" / "config.toml").symlink_to("/dev/zero")
+    assert "config.toml" in safefile.notice(str(plain), probe=(".agentctx/config.toml",))
     lines = [ln for ln in Path(log_path()).read_text().splitlines() if "ignored" in ln]
-    assert len(lines) == 2, lines
+    assert len(lines) == 3, lines
