@@ -20,6 +20,10 @@
    docs, ../shared docs and the evaluation conversations), and ``redact()`` time on 100 KB.
 5. **Inputs that used to take minutes**: ``observe.segments`` on 692 KiB of ``VAR=x`` words, PreCompact
    with 10 MB of custom instructions (a process), and the SessionEnd hook's wall time.
+6. **Hostile repositories** (``hostile_repo``; alone: ``--only hostile_repo``): a symlink to /dev/zero, a
+   FIFO, a socket, a symlink out of the repository, a dangling symlink, a 4 GiB file and TOML/JSON nested
+   2,000 deep at every path agentctx reads; every hook, the CLI and the consolidation pass under a 2 GiB
+   address-space limit; inputs tried and held, each refused file logged once, nothing written outside.
 
 6. **Trust (issue 22)**, also alone with ``--trust-only``: FTS rows replaced by random bytes of the same length
    (averages, structure, leaves, docsize), each answered by the CLI, the prompt hook and MCP, the index rebuilt
@@ -1031,6 +1035,105 @@ def trust_markdown(r: dict) -> list[str]:
     return lines
 
 
+# -- 6. hostile repositories (issue 22, part 1) ------------------------------------------------------------
+
+def hostile_repo(work: str) -> dict:
+    """Each file kind a clone can hold (tests/support/hostile.py) planted at every path agentctx reads, in a
+    real git repository; every hook as a process with JSON stdin, then the CLI and the consolidation pass,
+    each under a 2 GiB address-space limit and a timeout. An input (one process against one repository)
+    holds when it finishes in time, exits as it should, prints no traceback, and, per repository, each
+    refused file has exactly one log line, nothing outside the repository changed and no symlink was
+    written through. Reports inputs tried and held, per kind, and the children's peak RSS."""
+    import resource
+    from pathlib import Path
+
+    from tests.support import hostile
+    from tests.support.cli import BIN, UV
+
+    model = os.path.join(ROOT, "tests", "fixtures", "models", "m2v-tiny-64")
+    kinds: dict[str, dict] = {}
+    started = time.perf_counter()
+    for kind in hostile.KINDS:
+        base = Path(work) / "hostile" / kind
+        home = base / "data"
+        repo, outside, transcript = hostile.make(base / "clone", kind)
+        before = hostile.snapshot(outside)
+        env = hook_env(str(home), AGENTCTX_EMBED_MODEL=model)
+        env["PATH"] = os.path.dirname(UV) + os.pathsep + env["PATH"]
+        tally = {"inputs": 0, "held": 0, "slowest_s": 0.0, "failures": []}
+
+        def run(argv: list[str], stdin: bytes | None, expect: int | None, what: str, *, _env=env, _repo=repo,
+                _tally=tally) -> None:
+            _hostile_run(argv, stdin, expect, what, _env, str(_repo), _tally)
+
+        run([str(BIN), "--project", str(repo), "record", "--type", "decision", "--title", hostile.TITLE], None, 0,
+            "record")
+        for name, payload in hostile.payloads(repo, transcript):
+            run(["sh", LAUNCH, name], json.dumps(payload).encode(), 0, name)
+        deadline = time.monotonic() + 240
+        while not hostile.idle(home) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for args in hostile.CLI_RUNS:
+            run([str(BIN), "--project", str(repo), *args], None, hostile.expected_exit(kind, args), " ".join(args))
+        log = home / "logs" / "agentctx.log"
+        counts = hostile.reports(log.read_text() if log.exists() else "")
+        expected = hostile.expected_reports(repo, transcript, kind)
+        once = sum(1 for path in expected if counts.get(path) == 1)
+        repeated = sorted(p for p, n in counts.items() if n > 1)
+        untouched = hostile.snapshot(outside) == before and not (outside / "created-by-agentctx").exists()
+        links_kept = all(os.path.islink(repo / rel) for rel in (*hostile.TARGETS, *hostile.WRITTEN)
+                         if kind in ("devzero", "outside", "dangling"))
+        kinds[kind] = {"inputs": tally["inputs"], "held": tally["held"], "files_reported_once": once,
+                       "files_expected": len(expected), "files_reported_twice": repeated,
+                       "outside_untouched": untouched, "symlinks_kept": links_kept,
+                       "slowest_process_s": round(tally["slowest_s"], 2), "failures": tally["failures"][:5]}
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    tried = sum(k["inputs"] for k in kinds.values())
+    held = sum(k["held"] for k in kinds.values())
+    return {"kinds": kinds, "inputs": tried, "held": held, "hook_runs": len(hostile.payloads(Path(work), Path(work))),
+            "cli_commands": len(hostile.CLI_RUNS),
+            "repositories_sound": sum(1 for k in kinds.values() if k["files_reported_once"] == k["files_expected"]
+                                      and not k["files_reported_twice"] and k["outside_untouched"]
+                                      and k["symlinks_kept"]),
+            "memory_limit_gib": hostile.MEMORY_LIMIT / 2**30, "children_peak_rss_mib": round(peak / 1024, 1),
+            "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _hostile_run(argv: list[str], stdin: bytes | None, expect: int | None, what: str, env: dict, cwd: str,
+                 tally: dict) -> None:
+    """One process against a hostile repository, counted in ``tally`` (held: in time, the exit expected,
+    no traceback)."""
+    from tests.support import hostile
+
+    tally["inputs"] += 1
+    t = time.perf_counter()
+    try:
+        p = subprocess.run(argv, input=stdin or b"", capture_output=True, env=env, cwd=cwd, timeout=300,
+                           preexec_fn=hostile.limit_memory())
+    except subprocess.TimeoutExpired:
+        tally["failures"].append(f"{what}: timed out")
+        return
+    tally["slowest_s"] = max(tally["slowest_s"], time.perf_counter() - t)
+    if b"Traceback" in p.stderr or (expect is not None and p.returncode != expect):
+        tally["failures"].append(f"{what}: exit {p.returncode} {p.stderr[-300:]!r}")
+        return
+    tally["held"] += 1
+
+
+def hostile_markdown(h: dict) -> list[str]:
+    """The hostile-repository rows of the report."""
+    rows = [f"| hostile repositories ({len(h['kinds'])} kinds: {', '.join(h['kinds'])}; per repository "
+            f"{h['hook_runs']} hook runs, `record` and {h['cli_commands']} CLI commands with the consolidation pass, "
+            f"each under a {h['memory_limit_gib']:g} GiB address-space limit) | {h['held']} of "
+            f"{h['inputs']} inputs held; {h['repositories_sound']} of {len(h['kinds'])} repositories: each refused file "
+            f"logged once, nothing outside written, no symlink written through; children's peak RSS "
+            f"{h['children_peak_rss_mib']} MiB |"]
+    for kind, k in h["kinds"].items():
+        rows.append(f"| ... {kind} | {k['held']}/{k['inputs']} held, {k['files_reported_once']}/{k['files_expected']} "
+                    f"files reported once, slowest process {k['slowest_process_s']} s |")
+    return rows
+
+
 # -- report ----------------------------------------------------------------------------------------------
 
 def markdown(r: dict) -> str:
@@ -1071,6 +1174,7 @@ def markdown(r: dict) -> str:
         f"{p['session_end_in_the_hook_ms']['median']} ms median, {p['session_end_hook_ms']['p95']} / "
         f"{p['session_end_in_the_hook_ms']['p95']} p95 |",
         *trust_markdown(r),
+        *(hostile_markdown(r["hostile_repo"]) if "hostile_repo" in r else []),
         "", "Examples of real-text lines redaction changed:", "",
         *[f"- `{e}`" for e in x["real_text"]["examples"]],
     ]
@@ -1088,7 +1192,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--trust-only", action="store_true", help="only the trust sections (issue 22); writes reliability-trust*")
     ap.add_argument("--out", default=os.path.join(BENCH, "results"))
+    ap.add_argument("--only", choices=["hostile_repo"], help="run this section alone (writes reliability-<section>.*)")
     args = ap.parse_args()
+    if args.only:
+        return only_hostile_repo(args.out)
     quick = args.quick
     model = os.environ.get("AGENTCTX_EMBED_MODEL") or (SHARED_MODEL if os.path.isdir(SHARED_MODEL) else None)
     result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
@@ -1121,6 +1228,8 @@ def main() -> int:
         print("kill -9 during consolidation ...", flush=True)
         result["kill"] = kill_consolidation(work, kills=args.kills or (3 if quick else 12),
                                             records=2000 if quick else 10_000, model=model, seed=args.seed)
+        print("hostile repositories ...", flush=True)
+        result["hostile_repo"] = hostile_repo(work)
         print("fuzzing the hooks ...", flush=True)
         result["fuzz"] = fuzz(work, n=args.fuzz or (700 if quick else 6000), process_sample=30 if quick else 300,
                               seed=args.seed)
@@ -1135,8 +1244,31 @@ def main() -> int:
     ok = (result["concurrency"]["records_lost"] == 0 and result["concurrency"]["locked_errors"] == 0
           and result["fuzz"]["nonzero_exits"] == 0 and result["fuzz"]["tracebacks"] == 0
           and result["kill"]["trials_sound"] == result["kill"]["kills"] and result["redaction"]["leaked"] == 0
-          and trust_held(result))
+          and trust_held(result) and _hostile_held(result["hostile_repo"]))
     return 0 if ok else 1
+
+
+def _hostile_held(h: dict) -> bool:
+    return h["held"] == h["inputs"] and h["repositories_sound"] == len(h["kinds"])
+
+
+def only_hostile_repo(out: str) -> int:
+    """``--only hostile_repo``: that section alone, in bench/results/reliability-hostile_repo.{json,md}."""
+    result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+              f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
+              "command": "uv run --group dev python bench/reliability_bench.py --only hostile_repo"}
+    with tempfile.TemporaryDirectory(prefix="agentctx-hostile-") as work:
+        result["hostile_repo"] = hostile_repo(work)
+    text = "\n".join(["# Reliability: hostile repositories", "",
+                      f"Measured {result['when']} on {result['machine']}. Command: `{result['command']}`.", "",
+                      "| what | result |", "|---|---|", *hostile_markdown(result["hostile_repo"])]) + "\n"
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "reliability-hostile_repo.json"), "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=1, ensure_ascii=False)
+    with open(os.path.join(out, "reliability-hostile_repo.md"), "w", encoding="utf-8") as fh:
+        fh.write(text)
+    print(text)
+    return 0 if _hostile_held(result["hostile_repo"]) else 1
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 
+GIT_FILE_LIMIT = 1024 * 1024  # .git/config, HEAD, commondir: a few hundred bytes in practice
+
 try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms on every hook run
     from _sha2 import sha256  # Python >= 3.12
 except ImportError:
@@ -61,10 +63,12 @@ def normalize_remote(url: str) -> str:
 
 
 def _read(path: str) -> str | None:
+    """A git metadata file's text (HEAD, config, commondir, a ``.git`` file): regular and bounded, else None."""
+    from agentctx import safefile
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
+        return safefile.read_text(path, GIT_FILE_LIMIT, binary_ok=True)
+    except (OSError, safefile.Refused):
         return None
 
 

@@ -20,8 +20,9 @@ developer = false
 
 Read on the hot path, so: one ``stat`` when there is no file; with a file, its parsed form is
 cached (``<cache dir>/project-settings/``, keyed by the file's path, size and mtime) and the TOML is
-parsed (``tomlfile.load_toml``: tomllib, or tomli on Python 3.10) only when the file changed. A file that
-cannot be read or parsed counts as absent, with one line in the log. Stdlib only.
+parsed (``tomlfile.load_toml``: tomllib, or tomli on Python 3.10, with a depth bound) only when the file
+changed. A file that cannot be read or parsed (not a regular file inside the repository, over 64 KiB, nested
+too deep) counts as absent, with one line in the log (``safefile.report``) and SessionStart's notice. Stdlib only.
 """
 
 from __future__ import annotations
@@ -154,16 +155,17 @@ def _cached(root: str, path: str, key: tuple[int, int]) -> Settings | None:
 
 
 def _read(root: str, path: str, key: tuple[int, int]) -> Settings:
-    try:
-        if key[0] > MAX_BYTES:
-            raise ValueError(f"larger than {MAX_BYTES // 1024} KiB")
-        with open(path, encoding="utf-8") as fh:
-            settings = parse(root, fh.read(), path)
-    except (OSError, ValueError, ImportError) as exc:
-        from agentctx.logs import log
+    from agentctx import safefile
 
-        log("settings", f"{path} ignored: {type(exc).__name__}: {exc}")
-        settings = Settings(root, path=path, error=f"{type(exc).__name__}: {exc}")
+    try:
+        text = safefile.read_text(path, MAX_BYTES, root)
+        if text is None:
+            raise FileNotFoundError(path)
+        settings = parse(root, text, path)
+    except (OSError, ValueError, ImportError) as exc:
+        reason = exc.reason if isinstance(exc, safefile.Refused) else f"{type(exc).__name__}: {exc}"
+        safefile.report(path, reason, "settings")
+        settings = Settings(root, path=path, error=reason)
     try:
         from agentctx.fsio import write_json
 

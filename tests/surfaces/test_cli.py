@@ -304,7 +304,8 @@ def test_import_reports_bad_lines_and_keeps_good_ones(run: Run, tmp_path: Path) 
         _line(type="decision", title="Unknown field", colour="blue"),
         "[1, 2, 3]",
     ]) + "\n", encoding="utf-8")
-    r = ok(run("import", str(src)))
+    r = run("import", str(src))
+    assert r.exit_code == 1, "any bad line makes the import fail (the good ones still land)"
     assert "imported 2 records, 2 already present, 5 bad lines" in r.stdout
     errs = [ln for ln in r.stderr.splitlines() if ln.startswith("line ")]
     assert [e.split(":")[0] for e in errs] == ["line 2", "line 3", "line 8", "line 9", "line 10"]
@@ -321,16 +322,19 @@ def test_import_json_report_and_dry_run(run: Run, tmp_path: Path) -> None:
     src.write_text(_line(type="decision", title="One") + "\n" + "oops\n" + _line(type="bugfix", title="Two") + "\n")
     ok(run("list"))  # create the store
     before = store_state()
-    report = as_json(run("import", str(src), "--dry-run", "--json"))
-    assert report["added"] == 2 and report["existing"] == 0
+    dry = run("import", str(src), "--dry-run", "--json")
+    report = json.loads(dry.stdout)
+    assert dry.exit_code == 1 and report["added"] == 2 and report["existing"] == 0
     assert [e["line"] for e in report["errors"]] == [2]
     assert store_state() == before, "--dry-run stores nothing"
-    assert "would import 2 records" in ok(run("import", str(src), "--dry-run")).stdout
-    report = as_json(run("import", str(src), "--json"))
+    assert "would import 2 records" in run("import", str(src), "--dry-run").stdout
+    done = run("import", str(src), "--json")
+    report = json.loads(done.stdout)
+    assert done.exit_code == 1
     assert report == {"added": 2, "existing": 0, "refused": 0, "errors": [report["errors"][0]]}
     assert report["errors"][0]["line"] == 2 and report["errors"][0]["error"].startswith("JSONDecodeError")
     assert len(as_json(run("list", "--json"))) == 2
-    again = as_json(run("import", str(src), "--json"))
+    again = json.loads(run("import", str(src), "--json").stdout)
     assert again["added"] == 2, "lines without ids are new records each time"
 
 

@@ -32,7 +32,7 @@ import re
 import sqlite3
 import time
 
-from agentctx import kinds, paths
+from agentctx import kinds, paths, safefile
 
 MAX_FILES = 20_000
 MAX_SCAN_FILES = 3_000
@@ -155,8 +155,14 @@ def _symbols(root: str, files: list[str]) -> list[str]:
         if scanned >= MAX_SCAN_FILES:
             break
         try:
-            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as fh:
-                text = fh.read(MAX_SCAN_BYTES)
+            fh = safefile.open_regular(os.path.join(root, rel), root)
+            if fh is None:
+                continue
+            with fh:
+                text = fh.read(MAX_SCAN_BYTES).decode("utf-8", errors="replace")
+        except safefile.Refused as exc:
+            safefile.refuse(exc, "entities")
+            continue
         except OSError:
             continue
         scanned += 1

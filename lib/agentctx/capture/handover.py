@@ -32,7 +32,6 @@ seen fixed (a later success of the same command or test clears them).
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 
@@ -274,7 +273,7 @@ def from_transcript(path: str) -> tuple[str, str]:
     """(the person's latest substantive request, the latest assistant text after it) of the transcript;
     "" when unknown. The request is looked for across compactions and sessionIds, queued prompts and
     slash commands included (``transcript.latest_request``)."""
-    if not path or not os.path.isfile(path):
+    if not path:  # a missing or refused file (a FIFO, a device: logged once) reads as empty
         return "", ""
     from agentctx.capture import transcript
 

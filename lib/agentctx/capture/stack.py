@@ -18,7 +18,6 @@ Standard library only, but for TOML on Python 3.10: there ``tomli`` (the backpor
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -88,14 +87,17 @@ class _Found:
         self.cmds: dict[str, list[tuple[int, str, str]]] = {}
 
     def read(self, name: str) -> str | None:
+        """The file's text, or None when absent or refused (``safefile``: reported once in the log)."""
+        from agentctx import safefile
+
         path = os.path.join(self.root, name)
         try:
-            if not os.path.isfile(path) or os.path.getsize(path) > MAX_FILE_BYTES:
-                return None
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                return fh.read()
+            return safefile.read_text(path, MAX_FILE_BYTES, self.root)
+        except safefile.Refused as exc:
+            safefile.refuse(exc, "profile")
         except OSError:
-            return None
+            pass
+        return None
 
     def exists(self, *names: str) -> bool:
         return any(os.path.exists(os.path.join(self.root, n)) for n in names)
@@ -155,6 +157,25 @@ def detect(root: str) -> list[Fact]:
 # TOML
 
 
+def load_json(text: str):
+    """Parse JSON with a depth bound (``safefile.load_json``); ValueError if invalid."""
+    from agentctx.safefile import load_json as load
+
+    return load(text)
+
+
+def _parsed(f: _Found, name: str, parse, text: str):
+    """``parse(text)`` of the manifest ``name``; a malformed one is logged once (``safefile.report``) and
+    its ValueError raised (the probe reading it is skipped)."""
+    try:
+        return parse(text)
+    except ValueError as exc:
+        from agentctx import safefile
+
+        safefile.report(os.path.join(f.root, name), f"not parsed: {exc}", "profile")
+        raise
+
+
 # ---------------------------------------------------------------------------------------------
 # Probes
 
@@ -184,7 +205,7 @@ def _python_deps(f: _Found, data: dict, reqs: str | None) -> tuple[set[str], set
 
 def _python(f: _Found) -> None:
     text = f.read("pyproject.toml")
-    data = load_toml(text) if text else {}
+    data = _parsed(f, "pyproject.toml", load_toml, text) if text else {}
     setup = f.first("setup.py", "setup.cfg")
     reqs = f.first("requirements.txt", "requirements-dev.txt", "Pipfile")
     if not (text or setup or reqs):
@@ -300,7 +321,7 @@ def _node(f: _Found) -> None:
     text = f.read("package.json")
     if text is None:
         return
-    data = json.loads(text)
+    data = _parsed(f, "package.json", load_json, text)
     if not isinstance(data, dict):
         return
     src = "package.json"
@@ -353,7 +374,7 @@ def _rust(f: _Found) -> None:
     text = f.read("Cargo.toml")
     if text is None:
         return
-    data = load_toml(text)
+    data = _parsed(f, "Cargo.toml", load_toml, text)
     package = data.get("package") or {}
     edition = package.get("edition")
     label = "Rust" + (f" (edition {edition})" if edition else "")
@@ -513,6 +534,14 @@ def _ci(f: _Found) -> None:
 # What the manifests name (the entity graph's packages and commands: capture/entities.py)
 
 
+def _quiet(f: _Found, name: str, parse, text: str):
+    """``parse(text)``, or None for a malformed manifest (that file is skipped, not the others)."""
+    try:
+        return _parsed(f, name, parse, text)
+    except ValueError:
+        return None
+
+
 def manifest_packages(root: str) -> list[str]:
     """Dependency names from pyproject.toml / requirements, package.json, Cargo.toml, go.mod and Gemfile."""
     f = _Found(root)
@@ -520,17 +549,17 @@ def manifest_packages(root: str) -> list[str]:
     text = f.read("pyproject.toml")
     reqs = f.first("requirements.txt", "requirements-dev.txt")
     if text or reqs:
-        out |= _python_deps(f, load_toml(text) if text else {}, reqs)[1]
+        out |= _python_deps(f, (_quiet(f, "pyproject.toml", load_toml, text) or {}) if text else {}, reqs)[1]
     text = f.read("package.json")
     if text:
-        data = json.loads(text)
+        data = _quiet(f, "package.json", load_json, text)
         if isinstance(data, dict):
             out |= {str(k) for k in _node_deps(data)}
     text = f.read("Cargo.toml")
     if text:
-        data = load_toml(text)
+        data = _quiet(f, "Cargo.toml", load_toml, text) or {}
         for section in ("dependencies", "dev-dependencies", "build-dependencies"):
-            out |= {str(k) for k in (data.get(section) or {})}
+            out |= {str(k) for k in (data.get(section) or {}) if isinstance(data.get(section), dict)}
     text = f.read("go.mod")
     if text:
         for path in re.findall(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]+/[\w./-]+)\s+v[\d.]", text, re.M):
@@ -547,7 +576,7 @@ def script_commands(root: str) -> list[str]:
     f = _Found(root)
     out: list[str] = []
     text = f.read("package.json")
-    data = json.loads(text) if text else None
+    data = _quiet(f, "package.json", load_json, text) if text else None
     if isinstance(data, dict) and isinstance(data.get("scripts"), dict):
         pm = _node_pm(f, data)
         out += [_node_run(pm, str(name)) for name in data["scripts"]]

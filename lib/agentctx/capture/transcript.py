@@ -29,9 +29,12 @@ import json
 import os
 import re
 
+from agentctx import safefile
+
 CHAIN_TYPES = ("user", "assistant", "system", "progress", "attachment")
 MAX_TOOL_CHARS = 400  # a tool call or result is context, not content: keep it short
 MAX_TEXT_CHARS = 12_000  # one message; longer ones keep their head and tail
+MAX_READ_BYTES = 64 * 1024 * 1024  # one read's window; a longer remainder is read by the next call
 
 _REMINDER = re.compile(
     r"<(system-reminder|user-prompt-submit-hook|ide_selection|ide_opened_file|ide_diagnostics)>.*?(?:</\1>|\Z)",
@@ -203,13 +206,9 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
     return out
 
 
-def _lines(path: str, offset: int, size: int):
-    """Yield (parsed object or None, byte offset just past the line) for complete lines."""
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        pos = offset
-        remaining = size - offset
-        buf = fh.read(remaining) if remaining > 0 else b""
+def _lines(buf: bytes, pos: int):
+    """Yield (parsed object or None, byte offset just past the line) for the complete lines of ``buf``,
+    which starts at byte ``pos`` of the file."""
     start = 0
     while True:
         nl = buf.find(b"\n", start)
@@ -221,45 +220,61 @@ def _lines(path: str, offset: int, size: int):
         if raw:
             try:
                 obj = json.loads(raw.decode("utf-8", errors="replace"))
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested thousands deep, a bad line
                 obj = None
         yield obj, pos + start
 
 
-def _valid_offset(path: str, offset: int, size: int) -> bool:
+def _valid_offset(fh, offset: int, size: int) -> bool:
     """A stored offset still fits this file: within it and just after a newline."""
     if offset <= 0:
         return offset == 0
     if offset > size:
         return False
-    with open(path, "rb") as fh:
-        fh.seek(offset - 1)
-        return fh.read(1) == b"\n"
+    fh.seek(offset - 1)
+    return fh.read(1) == b"\n"
+
+
+def _open(path: str):
+    """The transcript opened for reading (``safefile``: a regular file only), or None; a refused one is
+    logged once."""
+    try:
+        return safefile.open_regular(path)
+    except safefile.Refused as exc:
+        safefile.refuse(exc, "transcript")
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def read(path: str, watermark: Watermark | None = None) -> Batch:
     """Main-chain entries after ``watermark`` (or the whole file), and the watermark past them.
 
-    A missing file gives an empty batch and the same watermark. If the file shrank or the
-    stored offset no longer falls on a line boundary (the file was replaced), reading starts
-    over from the top and ``restarted`` is set.
+    A missing (or refused: a FIFO, a device) file gives an empty batch and the same watermark. If the
+    file shrank or the stored offset no longer falls on a line boundary (the file was replaced), reading
+    starts over from the top and ``restarted`` is set. One call reads at most ``MAX_READ_BYTES``; the
+    rest is read by the next. A file none of whose lines is a Claude Code line is logged, once.
     """
     mark = watermark or Watermark()
-    try:
-        size = os.path.getsize(path)
-    except OSError:
+    fh = _open(path) if path else None
+    if fh is None:
         return Batch([], mark, False, 0, 0)
-    restarted = not _valid_offset(path, mark.offset, size)
-    offset = 0 if restarted else mark.offset
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        restarted = not _valid_offset(fh, mark.offset, size)
+        offset = 0 if restarted else mark.offset
+        fh.seek(offset)
+        buf = fh.read(min(size - offset, MAX_READ_BYTES)) if size > offset else b""
     nodes: dict[str, dict] = {}
     order: list[str] = []
     ends: dict[str, int] = {}
     has_child: set[str] = set()
     end = offset
-    lines = skipped = 0
-    for obj, line_end in _lines(path, offset, size):
+    lines = skipped = typed = 0
+    for obj, line_end in _lines(buf, offset):
         lines += 1
         end = line_end
+        typed += isinstance(obj, dict) and isinstance(obj.get("type"), str)
         if not isinstance(obj, dict) or obj.get("type") not in CHAIN_TYPES or not isinstance(obj.get("uuid"), str):
             skipped += 1
             continue
@@ -271,6 +286,9 @@ def read(path: str, watermark: Watermark | None = None) -> Batch:
         parent = obj.get("parentUuid")
         if isinstance(parent, str):
             has_child.add(parent)
+    if offset == 0 and lines and not typed:
+        safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
+                              "JSONL); nothing was read from it", "transcript", per_version=False)
     chain = _main_chain(nodes, order, has_child)
     entries = _entries(chain, ends)
     last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
@@ -414,13 +432,20 @@ def substantive(entry: Entry) -> bool:
 def person_entries(path: str) -> list[Entry]:
     """Everything the person typed in the file, in file order, across compactions and sessionIds
     (sidechains and meta lines left out)."""
-    try:
-        size = os.path.getsize(path)
-    except OSError:
+    fh = _open(path) if path else None  # a refused file (a FIFO, a device) is logged once and reads as empty
+    if fh is None:
         return []
+    with fh:  # at most the last MAX_READ_BYTES, from a line start: the latest request is what is wanted
+        size = os.fstat(fh.fileno()).st_size
+        pos = max(0, size - MAX_READ_BYTES)
+        fh.seek(pos)
+        buf = fh.read(size - pos)
+    if pos:
+        cut = buf.find(b"\n") + 1
+        buf, pos = buf[cut:], pos + cut
     lines: list[dict] = []
     ends: dict[str, int] = {}
-    for obj, end in _lines(path, 0, size):
+    for obj, end in _lines(buf, pos):
         if isinstance(obj, dict) and obj.get("type") in ("user", "attachment") and isinstance(obj.get("uuid"), str):
             if not obj.get("isSidechain"):
                 lines.append(obj)

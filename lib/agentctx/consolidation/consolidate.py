@@ -205,14 +205,14 @@ class Pass:
         the daily log."""
         from agentctx.capture import devprofile, entities
         from agentctx.remote import sync as remote_sync
-        from agentctx.sharing import daylog, drift, teamsync
+        from agentctx.sharing import daylog
 
         steps = [
             ("entities", lambda: entities.link_project(self.conn, self.proj.id, self.proj.root), False),
             ("rollup", self._rollup, True),
             ("devprofile", lambda: devprofile.promote(self.conn), False),
-            ("drift", lambda: drift.scan(self.conn, self.proj), False),
-            ("teamsync", lambda: teamsync.export(self.conn, self.proj), False),
+            ("drift", self._drift, False),
+            ("teamsync", self._team_export, False),
             ("remote", lambda: remote_sync.in_consolidation(self.conn, deadline=self.deadline), False),
             ("daylog", lambda: {"path": daylog.write(self.conn, self.proj)}, False),
         ]
@@ -230,6 +230,24 @@ class Pass:
                 continue
             self.report["steps"][name] = (result if isinstance(result, dict) else {"count": len(result)}
                                           if isinstance(result, list) else {"result": _plain(result)})
+
+    def _drift(self) -> list | dict:
+        """CLAUDE.md drift; a CLAUDE.md agentctx does not read was logged once already (``safefile``)."""
+        from agentctx.sharing import drift
+
+        try:
+            return drift.scan(self.conn, self.proj)
+        except drift.Unreadable as exc:
+            return {"skipped": str(exc)}
+
+    def _team_export(self) -> str | dict | None:
+        """The team file; one agentctx does not read or write was logged once already (``safefile``)."""
+        from agentctx.sharing import teamsync
+
+        try:
+            return teamsync.export(self.conn, self.proj)
+        except teamsync.Unreadable as exc:
+            return {"skipped": str(exc)}
 
     def _rollup(self) -> dict:
         """The ledger rollup, unless a spending cap is reached (then it waits for a later pass)."""

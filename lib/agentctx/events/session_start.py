@@ -3,6 +3,7 @@ session and account what was injected; queued notices go to the user in one line
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 from agentctx import budgets, paths, prepare, project
@@ -18,6 +19,8 @@ def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
 
     try:
         done = teamsync.at_session_start(conn, proj)
+    except teamsync.Unreadable:  # logged once (safefile) and named in the notice
+        return
     except (OSError, ValueError, sqlite3.Error) as exc:  # a bad team file must not cost the digest
         log("SessionStart", f"team import skipped: {type(exc).__name__}: {exc}")
         return
@@ -33,6 +36,21 @@ def _login_notice() -> str | None:
         return vialogin.notice_at_start()
     except (OSError, ValueError) as exc:
         log("SessionStart", f"login notice skipped: {type(exc).__name__}: {exc}")
+        return None
+
+
+def _ignored_files(proj: project.Project) -> str | None:
+    """One line naming the repository's files agentctx refuses to read (``safefile``): its own files are
+    checked now (a few ``lstat``), the others come from the readers that refused them."""
+    from agentctx import project_settings, safefile
+    from agentctx.sharing import drift, teamsync
+
+    own = (os.path.join(project_settings.DIR, project_settings.NAME), *drift.FILES,
+           os.path.join(teamsync.DIR, teamsync.NAME), os.path.join(teamsync.DIR, ".gitattributes"))
+    try:
+        return safefile.notice(proj.root, probe=own)
+    except (OSError, ValueError) as exc:
+        log("SessionStart", f"file check skipped: {type(exc).__name__}: {exc}")
         return None
 
 
@@ -88,6 +106,9 @@ def on_session_start(event: HookEvent) -> dict | None:
     if read_only:
         notices.append(f"agentctx: the store at {paths.db_path()} is read-only for this user: context is injected, "
                        "but nothing from this session will be saved (make the file and its folder writable).")
+    ignored = _ignored_files(proj)
+    if ignored:
+        notices.append(ignored)
     getting_ready = prepare.at_session_start()  # first session of this plugin folder: envs prepared detached
     if getting_ready:
         notices.insert(0, getting_ready)

@@ -289,10 +289,11 @@ def _root(conn: sqlite3.Connection, project_id: str) -> str | None:
 
 
 def _read(path: str) -> str:
+    from agentctx import safefile
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
+        return safefile.read_text(path, safefile.TEXT_LIMIT * 16, binary_ok=True) or ""
+    except (OSError, safefile.Refused):
         return ""
 
 

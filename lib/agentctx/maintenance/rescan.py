@@ -13,8 +13,10 @@ import glob
 import os
 import sqlite3
 
-from agentctx import fsio, logs, paths, redact
+from agentctx import fsio, logs, paths, redact, safefile
 from agentctx.store import overview, scrub
+
+REWRITE_LIMIT = 256 * 1024 * 1024  # a file cleaned in place is read whole; larger ones are left alone
 
 
 def _clean(text: str) -> tuple[str, int]:
@@ -41,10 +43,12 @@ def _rewrite(path: str, dry_run: bool, *, private: bool = True, clean=_clean) ->
     """Clean one text file in place (owner-only unless ``private`` is False: the team file keeps its
     mode) with ``clean`` (text -> (text, found); default: today's redaction rules, ``agentctx purge``
     passes its own); how many it found (0: left untouched)."""
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            text = fh.read()
-    except OSError:
+    try:  # a team file is the repository's: never a device, a FIFO or a symlink written through
+        data = safefile.read_bytes(path, REWRITE_LIMIT)
+        if data is None or os.path.islink(path):
+            return 0
+        text = data.decode("utf-8", errors="surrogateescape")
+    except (OSError, safefile.Refused):
         return 0
     out, found = clean(text)
     if found and not dry_run:

@@ -24,13 +24,20 @@ def file_setting(root: str | None) -> tuple[bool | None, str]:
     when none does (a file that cannot be read or parsed counts as absent)."""
     if not root:
         return None, ""
+    from agentctx import safefile
+    from agentctx.project_settings import MAX_BYTES
     from agentctx.tomlfile import load_toml
 
     for name in FILES:
         path = os.path.join(root, name)
         try:
-            with open(path, encoding="utf-8") as fh:
-                value = load_toml(fh.read(65536)).get("remote", {}).get("share")
+            text = safefile.read_text(path, MAX_BYTES, root)
+            if text is None:
+                continue
+            value = load_toml(text).get("remote", {}).get("share")
+        except safefile.Refused as exc:
+            safefile.refuse(exc, "remote")
+            continue
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(value, bool):

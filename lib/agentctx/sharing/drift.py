@@ -54,27 +54,39 @@ class Paragraph:
         self.path, self.line, self.text = path, line, text
 
 
+class Unreadable(DriftError):
+    """A CLAUDE.md agentctx does not read (``safefile``: a device, FIFO, symlink out of the repository,
+    huge, binary); reported once in the log, and no drift is computed while it stays so."""
+
+
 def read_claudemd(root: str) -> list[tuple[str, str]]:
-    """[(path, text)] of the CLAUDE.md files that exist; DriftError for a huge or binary one."""
-    out = []
-    for rel in FILES:
+    """[(path, text)] of the CLAUDE.md files that exist; Unreadable for one that cannot be compared."""
+    from agentctx import safefile
+
+    out, refused = [], []
+    for rel in FILES:  # every file is checked (and a refused one reported) before anything is refused
         path = os.path.join(root, rel)
         try:
-            size = os.path.getsize(path)
-        except OSError:
+            raw = safefile.read_bytes(path, MAX_BYTES, root)
+            if raw is not None and b"\x00" in raw:
+                raise safefile.Refused(path, "binary (it contains NUL bytes), not Markdown")
+            text = raw.decode("utf-8-sig") if raw is not None else None
+        except safefile.Refused as exc:
+            reason = exc.reason
+            if reason.startswith("larger than"):
+                reason += " (a CLAUDE.md that large is loaded into every session: split it)"
+            refused.append((path, reason))
             continue
-        if size > MAX_BYTES:
-            raise DriftError(f"{path} is {size / 1048576:.1f} MiB; agentctx compares CLAUDE.md files up to 4 MiB "
-                             "(a CLAUDE.md that large is loaded into every session: split it)")
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        if b"\x00" in raw:
-            raise DriftError(f"{path} is binary (it contains NUL bytes), not Markdown; nothing was compared")
-        try:
-            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise DriftError(f"{path} is not UTF-8 text (byte {exc.start}); nothing was compared") from None
-        out.append((path, text))
+            refused.append((path, f"not UTF-8 text (byte {exc.start})"))
+            continue
+        if text is not None:
+            out.append((path, text))
+    for path, reason in refused:
+        safefile.report(path, reason, "drift")
+    if refused:
+        path, reason = refused[0]
+        raise Unreadable(f"{path}: {reason}; nothing was compared")
     return out
 
 
@@ -316,8 +328,13 @@ def apply(conn: sqlite3.Connection, project, expected_diff: str | None = None) -
         return {**prop, "applied": False}
     if expected_diff is not None and expected_diff != prop["diff"]:
         raise DriftError("the proposal changed since it was reviewed; run `agentctx sync` again")
+    from agentctx import safefile
     from agentctx.fsio import write_atomic
 
+    try:
+        safefile.writable(prop["path"], project_root(conn, project)[1])
+    except safefile.Refused as exc:
+        raise DriftError(f"{exc}; CLAUDE.md was not changed") from None
     write_atomic(prop["path"], prop["new_text"])
     scan(conn, project)
     return {**prop, "applied": True}

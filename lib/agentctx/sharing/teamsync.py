@@ -25,7 +25,7 @@ import re
 import sqlite3
 import time
 
-from agentctx import clock, kinds, paths
+from agentctx import clock, kinds, paths, safefile
 from agentctx.fsio import write_atomic
 from agentctx.logs import log
 from agentctx.project import sha256
@@ -133,30 +133,30 @@ def export(conn: sqlite3.Connection, project, *, create: bool = False) -> str | 
     """
     project_id, root = _resolve(conn, project)
     path = file_path(root)
-    exists = os.path.isfile(path)
+    exists = _present(path)
     if not exists and not create:
         return None
     broken: list[str] = []
     previous: dict[str, str] = {}
-    if exists:
+    if exists:  # a file that is refused for reading stops here (reported once, with why)
         import_changes(conn, project)
-        text, _ = _read(path)
+        text, _ = _read(path, root)
         blocks, _, segments = parse(text)
         broken = [seg for _, seg in segments]
         previous = {b.id: b.fields["supersedes"].upper() for b in blocks if b.fields.get("supersedes")}
+    try:  # never written through a symlink nor into a folder outside the repository
+        safefile.writable(path, root)
+    except safefile.Refused as exc:
+        safefile.report(path, exc.reason, "teamsync")
+        raise Unreadable(f"{exc}; the team file was not written") from None
     new = render(conn, project_id, broken, previous)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     attributes = os.path.join(root, DIR, ".gitattributes")
-    if not os.path.exists(attributes):
-        with open(attributes, "w", encoding="utf-8") as fh:
-            fh.write(f"# parallel additions merge without conflicts (agentctx team file)\n{NAME} merge=union\n")
+    if not _present(attributes):  # a symlink there, dangling or not, is left alone: never written through
+        write_atomic(safefile.writable(attributes, root),
+                     f"# parallel additions merge without conflicts (agentctx team file)\n{NAME} merge=union\n")
     data = new.encode("utf-8")
-    old = None
-    try:
-        with open(path, "rb") as fh:
-            old = fh.read()
-    except OSError:
-        pass
+    old = _read(path, root)[1] if exists else None
     if old != data:
         write_atomic(path, data)
     _remember(conn, project_id, path, data)
@@ -182,14 +182,26 @@ def _remember(conn: sqlite3.Connection, project_id: str, path: str, data: bytes)
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def _read(path: str) -> tuple[str, bytes]:
-    size = os.path.getsize(path)
-    if size > MAX_BYTES:
-        raise TeamSyncError(f"{path} is {size / 1048576:.1f} MiB; the limit is {MAX_BYTES // 1048576} MiB")
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if b"\x00" in data:
-        raise TeamSyncError(f"{path} is binary (it contains NUL bytes); nothing was imported")
+class Unreadable(TeamSyncError):
+    """A team file agentctx does not read (``safefile``: a device, FIFO, symlink out of the repository,
+    huge, binary); reported once in the log, never imported nor overwritten."""
+
+
+def _present(path: str) -> bool:
+    """Something is at ``path`` (a dangling or hostile symlink too: it is refused, not recreated)."""
+    return os.path.lexists(path)
+
+
+def _read(path: str, root: str | None = None) -> tuple[str, bytes]:
+    try:
+        data = safefile.read_bytes(path, MAX_BYTES, root)
+        if data is None:
+            raise FileNotFoundError(path)
+        if b"\x00" in data:
+            raise safefile.Refused(path, "binary (it contains NUL bytes)")
+    except safefile.Refused as exc:
+        safefile.report(path, exc.reason, "teamsync")
+        raise Unreadable(f"{path}: {exc.reason}; nothing was imported") from None
     return data.decode("utf-8", errors="replace"), data
 
 
@@ -371,9 +383,9 @@ def import_changes(conn: sqlite3.Connection, project, *, force: bool = False) ->
     path = file_path(root)
     report: dict = {"status": "absent", "path": path, "added": [], "edited": [], "retired": [], "conflicts": [],
                     "unchanged": 0, "refused": 0, "errors": []}
-    if not os.path.isfile(path):
+    if not _present(path):
         return report
-    text, data = _read(path)
+    text, data = _read(path, root)
     digest = sha256(data).hexdigest()
     stamp = clock.now()
     conn.execute("BEGIN IMMEDIATE")
@@ -429,9 +441,10 @@ def drop_blocks(conn: sqlite3.Connection, project, record_ids: set[str]) -> str 
     Teammates' stores retire those records when they pull the change. The path if it changed, else None."""
     project_id, root = _resolve(conn, project)
     path = file_path(root)
-    if not os.path.isfile(path):
+    if not _present(path):
         return None
-    text, _ = _read(path)
+    text, _ = _read(path, root)
+    safefile.writable(path, root)
     wanted = {i.upper() for i in record_ids}
     out: list[str] = []
     inside = None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from agentctx import clock
 from agentctx.kinds import HEADINGS, TYPES
 from agentctx.logs import log
+from agentctx.safefile import load_json
 from agentctx.store import projects as project_rows
 from agentctx.store import records
 
@@ -31,12 +32,13 @@ class ImportReport:
 def import_jsonl(
     conn: sqlite3.Connection,
     project_id: str,
-    lines: Iterable[str],
+    lines: Iterable[str | Exception],
     *,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Import JSONL records; bad lines are reported by number and the good ones still land.
+    """Import JSONL records; bad lines are reported by number and the good ones still land (an Exception
+    among ``lines`` is that line's error: the reader refused it).
 
     Lines are committed in batches of 1,000; ``dry_run`` validates everything and rolls back.
     """
@@ -47,11 +49,16 @@ def import_jsonl(
         for number, line in enumerate(lines, start=1):
             if progress:
                 progress(1)
+            if isinstance(line, Exception):  # the reader's own refusal (a line over its bound)
+                report.errors.append((number, f"invalid: {line}"))
+                continue
+            if number == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark, as some editors write
             if not line.strip():
                 continue
             conn.execute("SAVEPOINT line")
             try:
-                outcome = records.restore(conn, project_id, json.loads(line))
+                outcome = records.restore(conn, project_id, load_json(line))
             except records.ForeignRecord as exc:
                 conn.execute("ROLLBACK TO line")
                 conn.execute("RELEASE line")

@@ -13,6 +13,7 @@ Writes validate and redact here (:func:`validate`). Functions take an open conne
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -839,12 +840,42 @@ RESTORE_FIELDS = (
 IGNORED_FIELDS = ("project_id", "seq", "project", "claudemd_drift_score")
 
 
+_COUNT_FIELDS = ("reinforce_count", "access_count")
+
+
+def check_restore_types(data: object) -> dict:
+    """``data`` when every field of an exported record has its type (text or null; counts: whole numbers
+    ≥ 0; ``pinned``: true/false or 0/1; ``score``: a finite number); RecordError naming the first that has not."""
+    if not isinstance(data, dict):
+        raise RecordError("each line must be a JSON object")
+    for name, value in data.items():
+        if name in IGNORED_FIELDS or value is None:
+            continue
+        if name in _COUNT_FIELDS:
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62
+            want = "a whole number ≥ 0"
+        elif name == "pinned":
+            ok, want = isinstance(value, bool) or value in (0, 1) and isinstance(value, int), "true or false"
+        elif name == "score":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            want = "a finite number"
+        else:
+            ok, want = isinstance(value, str), "text"
+        if not ok:
+            raise RecordError(f"{name} must be {want}, not {_json_kind(value)}")
+    return data
+
+
+def _json_kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
 def _restored_row(conn: sqlite3.Connection, project_id: str, data: dict, *, check_exists: bool = True) -> dict | None:
     """The row :func:`restore` inserts, validated and redacted (a current holder of its key already
     retired in its favour), or None when ``check_exists`` and this project holds its id; ForeignRecord
     when another project holds it (never written over)."""
-    if not isinstance(data, dict):
-        raise RecordError("each line must be a JSON object")
+    check_restore_types(data)
     unknown = set(data) - set(RESTORE_FIELDS) - set(IGNORED_FIELDS)
     if unknown:
         raise RecordError(f"unknown field(s): {', '.join(sorted(unknown))}")

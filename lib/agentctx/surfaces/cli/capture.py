@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
+from agentctx.surfaces.cli.context import Ctx, InputFile, Number, dump, json_option, pass_ctx
 
 
 @click.command("config")
@@ -15,9 +15,9 @@ from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
 @click.option("--claude-login/--no-claude-login", "claude_login", default=None,
               help="Without an API key, extract through your Claude Code login (claude -p) when it is "
                    "logged in (on by default).")
-@click.option("--daily-cap", "daily_cap_usd", type=click.FloatRange(min=0), default=None, metavar="USD",
+@click.option("--daily-cap", "daily_cap_usd", type=Number(min=0), default=None, metavar="USD",
               help="Spending cap for model calls per UTC day, all projects (default 2.00; 0: none at all).")
-@click.option("--session-cap", "session_cap_usd", type=click.FloatRange(min=0), default=None, metavar="USD",
+@click.option("--session-cap", "session_cap_usd", type=Number(min=0), default=None, metavar="USD",
               help="Spending cap for model calls per session (default 0.50).")
 @click.option("--show", is_flag=True, help="Print the settings (the default with no other option).")
 @json_option
@@ -40,7 +40,7 @@ def config_(llm, claude_login, daily_cap_usd, session_cap_usd, show, as_json):
 
 @click.command("extract")
 @click.option("--session-id", required=True, help="The Claude Code session id.")
-@click.option("--transcript", required=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--transcript", required=True, type=InputFile(),
               help="The session's transcript JSONL.")
 @json_option
 @pass_ctx

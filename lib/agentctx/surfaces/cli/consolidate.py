@@ -17,7 +17,7 @@ import click
 
 from agentctx import config
 from agentctx.store import archive
-from agentctx.surfaces.cli.context import Ctx, json_option, pass_ctx
+from agentctx.surfaces.cli.context import Ctx, Number, json_option, pass_ctx
 
 
 def _has_vector_stack() -> bool:
@@ -32,7 +32,7 @@ def _has_vector_stack() -> bool:
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
 @click.option("--no-embeddings", is_flag=True, help="FTS5 only: no model, no vectors (this run).")
-@click.option("--time-budget", type=click.FloatRange(1, 3600), help="Seconds (default 60).")
+@click.option("--time-budget", type=Number(1, 3600), help="Seconds (default 60).")
 @json_option
 @pass_ctx
 def consolidate(c: Ctx, dry_run, no_embeddings, time_budget, as_json):

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import sqlite3
 import sys
 
@@ -113,3 +115,93 @@ def when(value: str | None, *, end_of_day: bool = False) -> str | None:
         return clock.parse(value, end_of_day=end_of_day)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
+
+
+class Number(click.FloatRange):
+    """A finite number in a range: ``inf``, ``nan`` and values outside it are refused with the range."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+class InputFile(click.ParamType):
+    """A file to read (``-``: stdin). Only a regular file: a FIFO, a device or a folder is refused here,
+    before anything is opened (``safefile``), so nothing hangs or reads without end."""
+
+    name = "file"
+
+    def convert(self, value, param, ctx):
+        from agentctx import safefile
+
+        if value == "-":
+            return value
+        try:
+            if safefile.resolve(os.fspath(value)) is None:
+                self.fail(f"{value}: No such file", param, ctx)
+        except safefile.Refused as exc:
+            self.fail(f"{value}: {exc.reason}; only a regular file is read", param, ctx)
+        return os.fspath(value)
+
+
+def _describe(value: str) -> str:
+    return "stdin" if value == "-" else value
+
+
+def open_input(value: str):
+    """A binary stream for an ``InputFile`` value (stdin for ``-``)."""
+    from agentctx import safefile
+
+    if value == "-":
+        return sys.stdin.buffer
+    try:
+        fh = safefile.open_regular(value)
+    except safefile.Refused as exc:
+        raise click.ClickException(f"{value}: {exc.reason}; only a regular file is read") from None
+    if fh is None:
+        raise click.ClickException(f"{value}: No such file")
+    return fh
+
+
+def read_input(value: str, limit: int, what: str = "input") -> str:
+    """The whole text (UTF-8, a BOM dropped) of an ``InputFile`` value; ClickException when it is larger
+    than ``limit`` bytes or not UTF-8."""
+    stream = open_input(value)
+    try:
+        data = stream.read(limit + 1)
+    finally:
+        if value != "-":
+            stream.close()
+    if len(data) > limit:
+        raise click.ClickException(f"{what} ({_describe(value)}) is larger than {limit:,} bytes; nothing was read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{what} ({_describe(value)}) is not UTF-8 text (byte {exc.start})") from None
+
+
+class LineTooLong(ValueError):
+    """A line longer than the reader's bound: reading stopped there."""
+
+
+def input_lines(value: str, max_line: int):
+    """The lines of an ``InputFile`` value, each decoded (bad bytes replaced); a line longer than
+    ``max_line`` bytes yields a ``LineTooLong`` in its place and ends the reading (``/dev/zero`` on stdin
+    is one endless line)."""
+    stream = open_input(value)
+    try:
+        while True:
+            raw = stream.readline(max_line + 1)
+            if not raw:
+                return
+            if len(raw) > max_line and not raw.endswith(b"\n"):
+                yield LineTooLong(f"longer than {max_line:,} bytes; nothing after it was read")
+                return
+            yield raw.decode("utf-8", errors="replace")
+    finally:
+        if value != "-":
+            stream.close()

@@ -58,13 +58,18 @@ def remove(c: Ctx, name, as_json):
         click.echo(f"remote {name} removed")
 
 
+BUSY_EXIT = 75  # EX_TEMPFAIL: another sync is running; try again later
+
+
 @remote.command("sync")
 @click.argument("names", nargs=-1)
 @click.option("--dry-run", is_flag=True, help="Say what would be pushed and pulled; change nothing.")
 @json_option
 @pass_ctx
 def sync(c: Ctx, names, dry_run, as_json):
-    """Push this machine's shared records and pull the team's now (all remotes, or those named)."""
+    """Push this machine's shared records and pull the team's now (all remotes, or those named).
+
+    Exits 1 when a server was offline or failed, 75 when another sync is running (this one did nothing)."""
     from agentctx.remote import sync as engine
 
     c.project  # noqa: B018 - registers the current project, so its .agentctx/config is seen
@@ -76,6 +81,8 @@ def sync(c: Ctx, names, dry_run, as_json):
             click.echo(_line(name, rep))
     if any(r["status"] in ("offline", "error") for r in reports.values()):
         raise SystemExit(1)
+    if any(r["status"] in ("busy", "waiting") for r in reports.values()):
+        raise SystemExit(BUSY_EXIT)  # another sync holds the lock: nothing was done by this one
 
 
 def _line(name: str, rep: dict) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx
+from agentctx.surfaces.cli.context import Ctx, dump, json_option, pass_ctx, read_input
+
+MAX_TEXT_BYTES = 16 * 1024 * 1024
 
 
 @click.command("redact")
@@ -23,7 +23,7 @@ def redact_(c: Ctx, rescan, dry_run, as_json):
     if not rescan:
         if dry_run:
             raise click.UsageError("--dry-run goes with --rescan")
-        out, found = redact.scan(sys.stdin.read(16 * 1024 * 1024))
+        out, found = redact.scan(read_input("-", MAX_TEXT_BYTES, "the text"))
         if as_json:
             dump({"text": out, "found": found})
         else:

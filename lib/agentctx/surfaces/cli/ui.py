@@ -18,7 +18,7 @@ import urllib.request
 import click
 
 from agentctx import paths
-from agentctx.surfaces.cli.context import Ctx
+from agentctx.surfaces.cli.context import Ctx, Number
 
 READY_TIMEOUT = 180.0  # the first run may fetch the server's packages from PyPI
 
@@ -107,7 +107,7 @@ def start_detached(argv: list[str], ready_file: str, timeout: float = READY_TIME
 @click.option("--port", type=click.IntRange(1, 65535), help="Port (default: 7327 or the next free one).")
 @click.option("--no-browser", is_flag=True, help="Do not open the browser.")
 @click.option("--detach", is_flag=True, help="Run in the background, print the URL and return.")
-@click.option("--idle-minutes", type=click.FloatRange(min=0.01), default=30.0, show_default=True,
+@click.option("--idle-minutes", type=Number(min=0.01, max=10_000_000), default=30.0, show_default=True,
               help="Exit after this long without a request.")
 @click.pass_obj
 def ui(c: Ctx, port, no_browser, detach, idle_minutes):
