@@ -209,6 +209,10 @@ def test_preparing_a_folder_records_its_hooks_environments(script_envs):
     leaves a record for every hook script whose environment uv synced."""
     hooks = {f"hooks/{p.name}" for p in (ROOT / "hooks").glob("*.py")}
     assert script_envs["recorded"] == len(hooks - set(script_envs["failed"])) > 0
-    _uv, stamp, key = envstamp.locate(str(ROOT / "hooks" / "session_start.py"))
+    # Other tests run hooks with other uv settings since (a record under their key): record it again here
+    # as prepare does, then read what the launcher will read in this environment.
+    script = str(ROOT / "hooks" / "session_start.py")
+    assert envstamp.for_prepared(str(ROOT), "hooks/session_start.py", time.time() + envstamp.MARGIN_S + 1)
+    _uv, stamp, key = envstamp.locate(script)
     interpreter, was = Path(stamp).read_text().splitlines()
     assert was == key and (Path(interpreter).parent.parent / "pyvenv.cfg").is_file()
