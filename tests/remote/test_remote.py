@@ -871,3 +871,19 @@ def test_admin_scrub_removes_purged_text_from_the_table_files(team, pg, tmp_path
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["vacuumed"][0] == "records"
     assert b"zebracornflakes" not in heap()
+
+
+def test_a_row_with_invalid_utf8_never_blocks_a_push(team, tmp_path):
+    """A row another tool wrote with bytes that are not UTF-8 goes out with U+FFFD; the rest is pushed too."""
+    crew = team.team("crew")
+    alice = Client(tmp_path / "alice", team.url(team.member("alice", crew)))
+    good = alice.add("Use PostgreSQL 16 for the shared store")
+    broken = alice.add("Broken title")
+    with db.transaction(alice.conn):
+        alice.conn.execute("UPDATE records SET title = CAST(X'4361666520C3A9FF20626164' AS TEXT) WHERE id = ?",
+                           (broken["id"],))
+    report = alice.sync()
+    assert report["status"] == "ok" and report["pushed"] == 2
+    titles = {r[0]: r[1] for r in team.rows("SELECT id, title FROM agentctx.records")}
+    assert titles[good["id"]] == "Use PostgreSQL 16 for the shared store"
+    assert titles[broken["id"]] == "Cafe \u00e9\ufffd bad"

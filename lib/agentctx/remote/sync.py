@@ -361,10 +361,11 @@ def sync_remote(conn: sqlite3.Connection, name: str, *, dry_run: bool = False,
     try:
         server = client.connect(remote["url"])
         client.check_schema(server)
-        if dry_run:
-            return work.plan(server)
-        work.push(server)
-        work.pull(server)
+        with store.lenient_text(conn):  # one row with invalid UTF-8 never blocks the rest
+            if dry_run:
+                return work.plan(server)
+            work.push(server)
+            work.pull(server)
     except Exception as exc:
         kind = _failure_kind(exc)
         if kind is None:

@@ -160,14 +160,30 @@ def for_push(conn: sqlite3.Connection, record_ids: list[str]) -> dict[str, dict]
     out: dict[str, dict] = {}
     for start in range(0, len(record_ids), _CHUNK):
         part = record_ids[start:start + _CHUNK]
-        for row in conn.execute(f"SELECT {COLUMNS}, redaction_stamp FROM records WHERE id IN ({_marks(len(part))})",
-                                part):
+        for row in conn.execute(f"SELECT {COLUMNS}, redaction_stamp FROM records WHERE id IN "
+                                f"({_marks(len(part))})", part):
             out[row["id"]] = dict(row, supersedes=None)
-        for row in conn.execute(f"SELECT superseded_by, id FROM records WHERE superseded_by IN ({_marks(len(part))}) "
-                                "ORDER BY superseded_at, id", part):
+        for row in conn.execute(f"SELECT superseded_by, id FROM records WHERE superseded_by IN "
+                                f"({_marks(len(part))}) ORDER BY superseded_at, id", part):
             if row[0] in out:
                 out[row[0]]["supersedes"] = row[1]
     return out
+
+
+@contextmanager
+def lenient_text(conn: sqlite3.Connection) -> Iterator[None]:
+    """Within: text that is not valid UTF-8 (a row another tool wrote) reads with U+FFFD instead of raising,
+    so one such row never blocks a sync of every other."""
+    strict = conn.text_factory
+    conn.text_factory = _lenient
+    try:
+        yield
+    finally:
+        conn.text_factory = strict
+
+
+def _lenient(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 # -- purges ----------------------------------------------------------------------------------------
