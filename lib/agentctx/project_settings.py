@@ -16,7 +16,9 @@ developer = false
   pattern without ``/`` also matches a file name anywhere; a folder name matches what is inside).
   A matching file is never observed, linked or put in an anchor, and a transcript message that
   names one is not sent to a model or read for statements.
-* ``digest.<section>``: ``profile``, ``decisions``, ``handover``, ``developer`` on or off.
+* ``digest.<section>``: ``profile``, ``decisions``, ``handover``, ``developer`` on or off. A section set
+  here wins over the plugin option and ``agentctx config`` (``settings`` ranks the layers); one not set
+  here is left to them.
 
 Read on the hot path, so: one ``stat`` when there is no file; with a file, its parsed form is
 cached (``<cache dir>/project-settings/``, keyed by the file's path, size and mtime) and the TOML is
@@ -33,10 +35,11 @@ import re
 from fnmatch import fnmatchcase
 
 from agentctx import paths
+from agentctx.settings import SECTIONS
 
 DIR = ".agentctx"
 NAME = "config.toml"
-SECTIONS = ("profile", "decisions", "handover", "developer")
+CACHE_VERSION = 2  # 2: ``digest`` holds only the sections the file sets
 MAX_BYTES = 64 * 1024
 MAX_PATTERNS = 200
 _TOKEN = re.compile(r"[^\s\"'`<>()\[\]{},;=]+")
@@ -44,20 +47,15 @@ _memo: dict[str, tuple[tuple[int, int], Settings]] = {}
 
 
 class Settings:
-    """One project's settings (defaults when it has no file)."""
+    """One project's file (defaults when it has none); ``digest``: only the sections the file sets."""
 
     __slots__ = ("root", "capture", "exclude", "digest", "path", "error")
 
     def __init__(self, root: str, *, capture: bool = True, exclude: tuple[str, ...] = (),
                  digest: dict[str, bool] | None = None, path: str | None = None, error: str = ""):
         self.root, self.capture, self.exclude = root, capture, tuple(exclude)
-        self.digest = {name: True for name in SECTIONS} | dict(digest or {})
+        self.digest = dict(digest or {})
         self.path, self.error = path, error
-
-    @property
-    def sections(self) -> tuple[str, ...]:
-        """The digest sections that are on, in digest order."""
-        return tuple(name for name in SECTIONS if self.digest.get(name, True))
 
     def excluded(self, path: str) -> bool:
         """True when ``path`` (relative to the root, or absolute inside it) matches an exclusion."""
@@ -145,7 +143,7 @@ def _cached(root: str, path: str, key: tuple[int, int]) -> Settings | None:
     try:
         with open(_cache_path(path), encoding="utf-8") as fh:
             data = json.load(fh)
-        if tuple(data["key"]) != key or data["path"] != path:
+        if data.get("v") != CACHE_VERSION or tuple(data["key"]) != key or data["path"] != path:
             return None
         s = data["settings"]
         return Settings(root, capture=s["capture"], exclude=tuple(s["exclude"]), digest=s["digest"], path=path,
@@ -169,7 +167,7 @@ def _read(root: str, path: str, key: tuple[int, int]) -> Settings:
     try:
         from agentctx.fsio import write_json
 
-        write_json(_cache_path(path), {"path": path, "key": list(key), "settings": settings.as_dict()})
+        write_json(_cache_path(path), {"v": CACHE_VERSION, "path": path, "key": list(key), "settings": settings.as_dict()})
     except OSError:
         pass
     return settings

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import project, project_settings
+from agentctx import project, project_settings, settings
 from agentctx.store import db, records
 from tests.support.hooks import context_of, run_hook
 from tests.support.imports import heavy_modules_loaded
@@ -24,7 +24,8 @@ def settings_file(repo: Path, text: str) -> Path:
 
 def test_defaults_without_a_file(repo):
     s = project_settings.load(str(repo))
-    assert s.capture is True and s.exclude == () and s.sections == ("profile", "decisions", "handover", "developer")
+    assert s.capture is True and s.exclude == () and s.digest == {}
+    assert settings.load(str(repo)).sections == ("profile", "decisions", "handover", "developer")
     assert s.path is None and not s.excluded("src/app.py")
 
 
@@ -32,7 +33,8 @@ def test_parse_and_exclusion_rules(repo, home):
     settings_file(repo, '[capture]\nenabled = false\nexclude = ["secrets/**", "*.pem", "build/", ".env"]\n'
                         '[digest]\nhandover = false\ndeveloper = false\n')
     s = project_settings.load(str(repo))
-    assert s.capture is False and s.sections == ("profile", "decisions")
+    assert s.capture is False and s.digest == {"handover": False, "developer": False}
+    assert settings.load(str(repo)).sections == ("profile", "decisions")
     for path in ("secrets/prod.env", "secrets/a/b/c.txt", "certs/server.pem", "server.pem", "build/out/x.js", ".env",
                  str(repo / "secrets" / "x"), "./secrets/y"):
         assert s.excluded(path), path

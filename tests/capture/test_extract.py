@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config, flight, llm
+from agentctx import flight, llm, settings
 from agentctx.capture import extract, prompts, schema
 from agentctx.consolidation import worker
 from agentctx.store import db, records
@@ -385,13 +385,13 @@ def test_without_an_api_key_explicit_statements_are_captured(api, tx, repo, conn
 
 
 def test_config_no_llm_turns_the_model_off(api, tx, repo, conn):
-    config.save(llm=False)
+    settings.save_user(llm=False)
     tx.turn("We decided to use Postgres.")
     result = extract.run_once(SID, str(tx.path), str(repo))
     assert result.mode == "explicit" and api.message_requests == []
     assert [(r["source"], r["type"]) for r in stored(conn)] == [("user_statement", "decision"),
                                                                 ("hook_observation", "handover")]
-    config.save(llm=True)
+    settings.save_user(llm=True)
     assert extract.mode()[0] == "llm"
 
 

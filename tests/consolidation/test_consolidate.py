@@ -61,9 +61,9 @@ def test_without_a_model_the_pass_still_runs_on_fts5(home, conn, proj, monkeypat
 
 
 def test_the_config_flag_turns_embeddings_off(home, conn, proj, model):
-    from agentctx import config
+    from agentctx import settings
 
-    config.save(embeddings=False)
+    settings.save_user(embeddings=False)
     add(conn, proj, "decision", "Use PostgreSQL 16 for the main database")
     assert consolidate.run(proj)["steps"]["embeddings"] == {"skipped": "embeddings are off"}
     assert not Path(vectors.path()).exists()

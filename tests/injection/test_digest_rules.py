@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from agentctx import budgets, project_settings, render
+from agentctx import budgets, settings, render
 from agentctx.injection import digest
 from agentctx.store import db, records
 
@@ -219,7 +219,7 @@ def test_only_the_sections_asked_for_are_built(conn, proj, home, repo):
     assert only.sections == ["handover"]
     (repo / ".agentctx").mkdir()
     (repo / ".agentctx" / "config.toml").write_text("[digest]\nhandover = false\n")
-    assert list(project_settings.load(str(repo)).sections) == ["profile", "decisions", "developer"]
+    assert list(settings.load(str(repo)).sections) == ["profile", "decisions", "developer"]
     default = digest.build(conn, proj)  # the project's settings
     assert HEADINGS["profile"] in default.text and HEADINGS["handover"] not in default.text
     assert default.sections == ["profile", "decisions", "developer"]

@@ -255,7 +255,7 @@ def test_real_cli_session_is_extracted_incrementally(claude, bundle, tmp_path):
 def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude, tmp_path, monkeypatch):
     """No API key and a logged-in ``claude``: ``claude -p`` extracts by default; its own session fires
     no hook of anyone's and loads no MCP server; the person is told once."""
-    from agentctx import config
+    from agentctx import settings
     from agentctx.capture import extract
 
     data = tmp_path / "data"
@@ -292,9 +292,9 @@ def test_extraction_through_the_claude_code_login_does_not_fire_our_hooks(claude
             monkeypatch.setenv(name, value)
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.delenv("AGENTCTX_DISABLE", raising=False)
-        config.save(claude_login=False)
+        settings.save_user(claude_login=False)
         assert extract.mode()[0] == "explicit"
-        config.save(claude_login=True)  # the default
+        settings.save_user(claude_login=True)  # the default
         how, why = extract.mode()
         assert how == "claude_login" and "Claude Code login" in why
         result = extract.run_once("s-login", str(tx.path), str(work))

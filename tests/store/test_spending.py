@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from agentctx import clock, config, llm, project
+from agentctx import clock, llm, project, settings
 from agentctx.capture import extract
 from agentctx.consolidation import consolidate, rollup
 from agentctx.store import db, records, spend
@@ -27,12 +27,12 @@ def run(tx: Transcript, repo):
 
 
 def test_defaults_and_config(home):
-    settings = config.load()
-    assert settings["daily_cap_usd"] == 2.0 and settings["session_cap_usd"] == 0.5
-    assert config.save(daily_cap_usd=3, session_cap_usd=0.1)["daily_cap_usd"] == 3.0
+    current = settings.load()
+    assert current["daily_cap_usd"] == 2.0 and current["session_cap_usd"] == 0.5
+    assert settings.save_user(daily_cap_usd=3, session_cap_usd=0.1)["daily_cap_usd"] == 3.0
     assert spend.caps() == (3.0, 0.1)
     with pytest.raises(ValueError, match="dollars"):
-        config.save(daily_cap_usd=-1)
+        settings.save_user(daily_cap_usd=-1)
     (home / "config.json").write_text(json.dumps({"daily_cap_usd": "lots", "session_cap_usd": True}))
     assert spend.caps() == (2.0, 0.5)  # unreadable values count as unset
 
@@ -49,7 +49,7 @@ def test_extraction_is_billed_to_the_day_and_the_session(api, conn, repo, tx):
 
 
 def test_at_the_daily_cap_extraction_pauses_and_keeps_only_explicit_statements(api, conn, repo, tx):
-    config.save(daily_cap_usd=0.01)
+    settings.save_user(daily_cap_usd=0.01)
     with db.transaction(conn):
         spend.add(conn, "rollup", project_id=None, session_id=None, calls=3, input_tokens=9000, output_tokens=900,
                   cost_usd=0.02)
@@ -69,7 +69,7 @@ def test_at_the_daily_cap_extraction_pauses_and_keeps_only_explicit_statements(a
 
 
 def test_the_session_cap(api, conn, repo, tx):
-    config.save(session_cap_usd=0.0001)
+    settings.save_user(session_cap_usd=0.0001)
     api.enqueue(reply(decisions=[decision("Use Celery")]))
     tx.turn("Let's go with Celery.")
     assert run(tx, repo).mode == "llm"  # under the cap before the run: it runs (and overshoots)
@@ -91,7 +91,7 @@ def test_rollup_pauses_at_the_cap_and_is_billed_when_it_runs(api, conn, repo):
     assert report["status"] == "rolled_up"
     assert spend.day_total(conn) == pytest.approx(report["usage"]["cost_usd"])
     assert conn.execute("SELECT kind, session_id FROM spend").fetchall()[0][:] == ("rollup", None)
-    config.save(daily_cap_usd=0.0)  # 0: no model calls at all
+    settings.save_user(daily_cap_usd=0.0)  # 0: no model calls at all
     work = consolidate.Pass(conn, proj, seconds=30, dry_run=False, use_embeddings=False)
     assert work._rollup()["status"] == "paused"
     assert len(api.message_requests) == 1

@@ -23,8 +23,8 @@ import json
 import os
 import sqlite3
 
-from agentctx import config, project_settings
 from agentctx import project as project_mod
+from agentctx import project_settings, settings
 from agentctx.budgets import estimate_tokens
 from agentctx.capture import explicit, prompts, schema, transcript
 from agentctx.store import db, projects, records, sessions
@@ -61,9 +61,9 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
 
     ``check_sdk=False`` answers for the worker's environment (which has the SDK) from one that may not.
     """
-    settings = config.load()
-    if not settings["llm"]:
-        return "explicit", "LLM extraction is off (agentctx config --no-llm)"
+    current = settings.load()
+    if not current["llm"]:
+        return "explicit", f"LLM extraction is off (setting llm, from {current.sources['llm']})"
     if os.environ.get("AGENTCTX_LLM", "").strip() == "0":
         return "explicit", "LLM extraction is off (AGENTCTX_LLM=0)"
     from agentctx import llm
@@ -73,7 +73,7 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
         return "llm", "ANTHROPIC_API_KEY is set: through the Anthropic API"
     if os.environ.get("ANTHROPIC_API_KEY", "").strip():
         return "explicit", f"{missing}: LLM extraction skipped"
-    if not settings["claude_login"]:
+    if not current["claude_login"]:
         return "explicit", "no ANTHROPIC_API_KEY and extraction through the Claude Code login is off " \
             "(agentctx config --claude-login): the no-model path (explicit capture)"
     from agentctx import vialogin
@@ -122,12 +122,12 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
         row = _session_row(conn, session_id, proj, cwd)
         mark = transcript.Watermark.loads(row["extraction_watermark"])
         batch = transcript.read(transcript_path, mark)
-        settings = project_settings.load(proj.root)
-        if not settings.capture:  # .agentctx/config.toml: nothing of this project's sessions is kept
+        in_repo = project_settings.load(proj.root)
+        if not in_repo.capture:  # .agentctx/config.toml: nothing of this project's sessions is kept
             if batch.watermark != mark:
                 _save(conn, session_id, batch.watermark, run=False)
             return Result("nothing", notes=["capture is off for this project (.agentctx/config.toml)"])
-        batch.entries = [e for e in batch.entries if not settings.mentions_excluded(e.text)]  # never sent or read
+        batch.entries = [e for e in batch.entries if not in_repo.mentions_excluded(e.text)]  # never sent or read
         blocks = prompts.fences(batch.entries)
         tokens = sum(estimate_tokens(b) + 1 for b in blocks)
         if not blocks:

@@ -28,7 +28,7 @@ import sqlite3
 import sys
 import time
 
-from agentctx import config, flight
+from agentctx import flight, settings
 from agentctx import project as project_mod
 from agentctx.logs import log
 from agentctx.store import archive, db, embedding_queue, projects, records
@@ -49,7 +49,7 @@ def budget_seconds() -> float:
 
 
 def embeddings_enabled() -> bool:
-    return bool(config.load().get("embeddings", True)) and os.environ.get("AGENTCTX_EMBEDDINGS", "").strip() != "0"
+    return bool(settings.value("embeddings")) and os.environ.get("AGENTCTX_EMBEDDINGS", "").strip() != "0"
 
 
 class Pass:

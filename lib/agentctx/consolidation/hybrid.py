@@ -148,11 +148,11 @@ def _load() -> tuple | None:
     import logging
 
     try:
-        from agentctx import config
+        from agentctx import settings
         from agentctx.consolidation import embeddings
         from agentctx.store import vectors
 
-        if not config.load().get("embeddings", True) or not os.path.exists(vectors.path()):
+        if not settings.value("embeddings") or not os.path.exists(vectors.path()):
             return None
         emb = embeddings.load(download=False)
         store = vectors.Store(busy_ms=2000)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import budgets, project, project_settings
+from agentctx import budgets, project, settings
 from agentctx.injection import digest
 
 BRIEFS: dict[str, tuple[str, ...]] = {
@@ -32,18 +32,18 @@ DEFAULT_BRIEF = ("decisions", "handover")  # custom and plugin agents do real wo
 _SETTING = {"conventions": "decisions"}  # which [digest] switch a brief section follows
 
 
-def sections_for(agent_type: str, settings: project_settings.Settings | None = None) -> tuple[str, ...]:
-    """The digest sections a subagent of this type is briefed with (the project's switches applied)."""
+def sections_for(agent_type: str, current: settings.Resolved | None = None) -> tuple[str, ...]:
+    """The digest sections a subagent of this type is briefed with (the digest switches in force applied)."""
     wanted = BRIEFS.get(agent_type, DEFAULT_BRIEF)
-    if settings is None:
+    if current is None:
         return wanted
-    on = set(settings.sections)
+    on = set(current.sections)
     return tuple(name for name in wanted if _SETTING.get(name, name) in on)
 
 
 def brief(conn: sqlite3.Connection, proj: project.Project, agent_type: str) -> digest.Digest | None:
     """The brief for a subagent of ``agent_type`` in ``proj``; None when there is nothing to give it."""
-    sections = sections_for(agent_type, project_settings.load(proj.root))
+    sections = sections_for(agent_type, settings.load(proj.root))
     if not sections:
         return None
     dig = digest.build(conn, proj, sections=list(sections), cap=budgets.SUBAGENT_TOKENS, kind="subagent")

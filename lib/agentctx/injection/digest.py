@@ -14,12 +14,12 @@ import re
 import sqlite3
 
 from agentctx import budgets, fsio, kinds, paths, project, render
+from agentctx.settings import SECTIONS  # the SessionStart digest, in order
 from agentctx.store import db, records
 
 SECTION_TOKENS = {"profile": 220, "decisions": 560, "conventions": 400, "handover": 380,
                   "developer": 200}  # + a one-line hint
 BODY_CHARS = {"profile": 160, "decisions": 220, "conventions": 220, "handover": 1400, "developer": 160}
-SECTIONS = ("profile", "decisions", "handover", "developer")  # the SessionStart digest, in order
 
 
 class Digest:
@@ -101,10 +101,10 @@ def _not_shown(recs: list[dict], shown: str, name: str) -> list[dict]:
 
 
 def settings_sections(proj: project.Project) -> list[str]:
-    """The SessionStart sections this project has on (``.agentctx/config.toml`` [digest])."""
-    from agentctx import project_settings
+    """The SessionStart sections on for this project (``settings``: project file, plugin option, user config)."""
+    from agentctx import settings
 
-    return list(project_settings.load(proj.root).sections)
+    return list(settings.load(proj.root).sections)
 
 
 def build(conn: sqlite3.Connection, proj: project.Project, *, lead: list[str] | None = None,

@@ -1,8 +1,8 @@
 """Model spending: one ``spend`` row per run that called a model (extraction, rollup), dated by UTC day,
 and the spending cap checked against it: one rule for extraction, rollup, SessionStart and ``agentctx status``.
 
-Every statement on ``spend`` is here. Two limits in USD at Haiku 4.5 prices (``agentctx config
---daily-cap/--session-cap``, kept in config.json): all model calls of one UTC day across projects, and
+Every statement on ``spend`` is here. Two limits in USD at Haiku 4.5 prices (the ``daily_cap_usd`` and
+``session_cap_usd`` settings: plugin option or ``agentctx config --daily-cap/--session-cap``): all model calls of one UTC day across projects, and
 those made for one session. Before a run that would call a model, :func:`paused` says why not when a limit
 is reached; the run then does what needs no model (extraction falls back to the developer's explicit
 statements, rollup waits for a later pass). What each run cost is added with :func:`record`. A run already
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from agentctx import clock, config
+from agentctx import clock, settings
 
 KINDS = ("extraction", "rollup")
 
@@ -58,8 +58,8 @@ def by_day(conn: sqlite3.Connection, days: int = 7) -> list[dict]:
 
 def caps() -> tuple[float, float]:
     """(daily cap, session cap) in USD."""
-    settings = config.load()
-    return float(settings["daily_cap_usd"]), float(settings["session_cap_usd"])
+    current = settings.load()
+    return float(current["daily_cap_usd"]), float(current["session_cap_usd"])
 
 
 def status(conn: sqlite3.Connection, session_id: str | None = None) -> dict:

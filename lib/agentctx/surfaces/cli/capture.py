@@ -7,7 +7,23 @@ import sys
 
 import click
 
+from agentctx import settings
 from agentctx.surfaces.cli.context import Ctx, InputFile, Number, dump, json_option, pass_ctx
+
+
+def _shown(value: bool | float | int, kind: str) -> str:
+    return ("on" if value else "off") if kind == "bool" else f"${value:.2f}" if kind == "usd" else str(value)
+
+
+def _digest_switch(ctx, param, values):
+    out = {}
+    for item in values:
+        name, _, state = item.partition("=")
+        if name not in settings.SECTIONS or state not in ("on", "off"):
+            raise click.BadParameter(f"{item!r}: SECTION=on|off, SECTION one of "
+                                     f"{', '.join(settings.SECTIONS)}", ctx, param)
+        out[f"digest_{name}"] = state == "on"
+    return out
 
 
 @click.command("config")
@@ -19,22 +35,48 @@ from agentctx.surfaces.cli.context import Ctx, InputFile, Number, dump, json_opt
               help="Spending cap for model calls per UTC day, all projects (default 2.00; 0: none at all).")
 @click.option("--session-cap", "session_cap_usd", type=Number(min=0), default=None, metavar="USD",
               help="Spending cap for model calls per session (default 0.50).")
-@click.option("--show", is_flag=True, help="Print the settings (the default with no other option).")
+@click.option("--embeddings/--no-embeddings", "embeddings", default=None,
+              help="Local embeddings at session end (off: full-text search alone).")
+@click.option("--ui-port", "ui_port", type=click.IntRange(1, 65535), default=None, metavar="PORT",
+              help="The port `agentctx ui` tries first (default 7327).")
+@click.option("--digest", "digest", multiple=True, callback=_digest_switch, metavar="SECTION=on|off",
+              help="A SessionStart digest section (profile, decisions, handover, developer) on or off; repeatable.")
+@click.option("--show", is_flag=True, help="Print the settings in force here and where each comes from (the "
+              "default with no other option).")
 @json_option
-def config_(llm, claude_login, daily_cap_usd, session_cap_usd, show, as_json):
-    """Show or change settings (stored in config.json in the data directory)."""
-    from agentctx import config
+def config_(llm, claude_login, daily_cap_usd, session_cap_usd, embeddings, ui_port, digest, show, as_json):
+    """Show or change settings. Changes go to config.json in the data directory; for each setting the
+    repository's .agentctx/config.toml, then the plugin option (/plugin in Claude Code), then config.json,
+    then the default decide, and --show says which did."""
+    from agentctx import project
     from agentctx.capture import extract
 
     changes = {k: v for k, v in (("llm", llm), ("claude_login", claude_login), ("daily_cap_usd", daily_cap_usd),
-                                 ("session_cap_usd", session_cap_usd)) if v is not None}
-    settings = config.save(**changes) if changes else config.load()
+                                 ("session_cap_usd", session_cap_usd), ("embeddings", embeddings),
+                                 ("ui_port", ui_port)) if v is not None} | digest
+    if changes:
+        try:
+            settings.save_user(**changes)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from exc
+    root = project.detect(os.getcwd()).root
+    current = settings.load(root)
     how, why = extract.mode(check_sdk=False)
+    shadowed = [k for k in changes if current.sources[k] != "user"]
     if as_json:
-        dump({**settings, "path": config.path(), "extraction_mode": how, "why": why})
+        dump({"settings": current.as_dict(), "user_file": settings.user_path(), "project_root": root,
+              "plugin_file": settings.claude_settings_path(), "notes": current.notes,
+              "shadowed": shadowed, "extraction_mode": how, "why": why})
         return
-    for key, value in settings.items():
-        click.echo(f"{key}: {('on' if value else 'off') if isinstance(value, bool) else f'${value:.2f}'}")
+    for s in settings.SETTINGS:
+        source = current.sources[s.key]
+        where = current.where[s.key]
+        click.echo(f"{s.key}: {_shown(current[s.key], s.kind)}  ({source}{f': {where}' if where else ''})")
+    for note in current.notes:
+        click.echo(f"note: {note}")
+    for key in shadowed:
+        click.echo(f"note: {key} saved to {settings.user_path()}, but the {current.sources[key]} layer "
+                   f"({current.where[key]}) decides it")
     click.echo(f"extraction now: {how}" + (f" ({why})" if why else ""))
 
 

@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from agentctx import config
+from agentctx import settings
 from agentctx.store import archive
 from agentctx.surfaces.cli.context import Ctx, Number, json_option, pass_ctx
 
@@ -79,8 +79,10 @@ def embeddings(switch, as_json):
     from agentctx.consolidation import embeddings as emb
     from agentctx.store import vectors
 
-    settings = config.save(embeddings=switch == "on") if switch else config.load()
-    info = {"enabled": settings["embeddings"], "model": emb.source(), "vectors_file": vectors.path()}
+    if switch:
+        settings.save_user(embeddings=switch == "on")
+    current = settings.load()
+    info = {"enabled": current["embeddings"], "decided_by": current.sources["embeddings"], "model": emb.source(), "vectors_file": vectors.path()}
     if os.path.exists(vectors.path()):
         info.update(vectors.summary())
     if as_json:

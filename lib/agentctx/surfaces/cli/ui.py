@@ -104,7 +104,7 @@ def start_detached(argv: list[str], ready_file: str, timeout: float = READY_TIME
 
 
 @click.command("ui")
-@click.option("--port", type=click.IntRange(1, 65535), help="Port (default: 7327 or the next free one).")
+@click.option("--port", type=click.IntRange(1, 65535), help="Port, exactly (default: the ui_port setting, 7327, or the next free one).")
 @click.option("--no-browser", is_flag=True, help="Do not open the browser.")
 @click.option("--detach", is_flag=True, help="Run in the background, print the URL and return.")
 @click.option("--idle-minutes", type=Number(min=0.01, max=10_000_000), default=30.0, show_default=True,

@@ -1,6 +1,6 @@
 """The dashboard server: Starlette routes over ``ui.data``, behind ``ui.guard``, run by uvicorn.
 
-Binds 127.0.0.1 only (port 7327 or the next free one unless one is given), prints and optionally
+Binds 127.0.0.1 only (the ``ui_port`` setting, 7327, or the next free one unless one is given), prints and optionally
 opens the URL, and exits once no request arrived for ``idle_seconds`` (30 minutes by default).
 """
 
@@ -23,13 +23,12 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agentctx import fsio, kinds, paths
+from agentctx import fsio, kinds, paths, settings
 from agentctx.store import db, records
 from agentctx.surfaces.ui import data
 from agentctx.surfaces.ui.guard import Activity, Guard
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_PORT = 7327
 PORT_TRIES = 20
 IDLE_SECONDS = 30 * 60
 MAX_BODY = 256 * 1024
@@ -184,8 +183,9 @@ def build(*, port: int, token: str, project_id: str | None = None, activity: Act
 
 
 def bind(port: int | None) -> socket.socket:
-    """A listening socket on 127.0.0.1: ``port`` exactly, or 7327 or the next free one."""
-    candidates = [port] if port else range(DEFAULT_PORT, DEFAULT_PORT + PORT_TRIES)
+    """A listening socket on 127.0.0.1: ``port`` exactly, or the ``ui_port`` setting (7327) or the next free one."""
+    first = int(settings.value("ui_port"))
+    candidates = [port] if port else range(first, min(first + PORT_TRIES, 65536))
     last: OSError | None = None
     for candidate in candidates:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
