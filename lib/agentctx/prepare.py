@@ -320,6 +320,28 @@ def use_packages(root: str, rel: str) -> bool:
     return True
 
 
+def environments(root: str, rels: list[str], uv: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """{script: its environment folder in uv's cache} for the scripts that have one, as uv itself keys them
+    (by the script's path: ``uv sync --dry-run --script`` names the folder, and names nothing else when the
+    script has none, unlike ``uv python find``), for ``agentctx uninstall``."""
+    import re
+    import subprocess
+
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "VIRTUAL_ENV"}
+    found = {}
+    for rel in rels:
+        try:
+            done = subprocess.run([uv, "sync", "--dry-run", "--offline", "--script", os.path.join(root, rel)],
+                                  env=env, cwd=root, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                  timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        named = re.search(r"Would use script environment at: (.+)", done.stdout + done.stderr)
+        if named and os.path.isfile(os.path.join(named.group(1).strip(), "pyvenv.cfg")):
+            found[rel] = named.group(1).strip()
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 

@@ -20,15 +20,24 @@ def test_cache() -> Path:
     return Path(os.environ.get("AGENTCTX_TEST_CACHE") or Path.home() / ".cache" / "agentctx-test").expanduser()
 
 
+def exported(names: list[str]) -> list[str]:
+    """``names`` without the paths ``.gitattributes`` marks ``export-ignore`` (what ``git archive`` leaves out)."""
+    attrs = subprocess.run(["git", "check-attr", "-z", "--stdin", "export-ignore"], cwd=ROOT, check=True,
+                           input="\0".join(names).encode(), capture_output=True).stdout.decode().split("\0")
+    ignored = {attrs[i] for i in range(0, len(attrs) - 2, 3) if attrs[i + 2] == "set"}
+    return [n for n in names if n not in ignored]
+
+
 def copy_bundle(dest: Path) -> Path:
-    """Copy tracked and new (unignored) files of the checkout to ``dest`` (replacing it)."""
+    """Copy tracked and new (unignored) files of the checkout to ``dest`` (replacing it), as an export has them:
+    without what ``.gitattributes`` marks ``export-ignore`` (tests, benchmarks, CI: what a user never runs)."""
     if dest.exists():
         shutil.rmtree(dest)
     names = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
         check=True,
     ).stdout.decode().split("\0")
-    for name in filter(None, names):
+    for name in exported([n for n in names if n]):
         src = ROOT / name
         if src.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ concern and attached below, in one place:
 * ``forget``: forget, purge
 * ``daylog``: log (the daily log)
 * ``doctor``: doctor (integrity checks and repairs)
+* ``uninstall``: uninstall (what agentctx put outside the store)
 
 Shared pieces (the store connection, ``--json``) are in ``context``, which imports no command
 module: no import cycle.
@@ -40,6 +41,7 @@ from agentctx.surfaces.cli import (
     status,
     sync,
     ui,
+    uninstall,
 )
 from agentctx.surfaces.cli.context import Ctx, Group
 
@@ -69,7 +71,7 @@ for _command in (
     remote.remote,
     scrub.redact_, doctor.doctor_,
     ui.ui,
-    forget.forget_, forget.purge_, daylog.log_,
+    forget.forget_, forget.purge_, daylog.log_, uninstall.uninstall_,
 ):
     cli.add_command(_command)
 
