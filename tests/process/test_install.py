@@ -1,6 +1,7 @@
-"""Installing from a clone with the pinned Claude Code CLI, as the README says: Claude Code copies a local
-marketplace folder (all of it but .git) into its plugin cache, so a fresh clone, which has no .venv, is what
-to install from."""
+"""Installing with the pinned Claude Code CLI, as the README says: Claude Code copies a local marketplace
+folder (all of it but .git) into its plugin cache, so an export (``git archive``: no .venv, and without what
+``.gitattributes`` marks ``export-ignore``: tests, benchmarks, CI) is what to install from; a clone works too,
+at its full size."""
 
 from __future__ import annotations
 
@@ -35,12 +36,29 @@ def size(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
+INSTALLED_MAX = 3_000_000  # the README's "~3 MB"
+
+
+def test_an_export_installs_only_what_a_user_runs(claude, tmp_path):
+    export = tmp_path / "agentctx-plugin"
+    export.mkdir()
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(export)], input=archive, check=True)  # the README's two commands
+    copied = install(tmp_path / "home", export)
+    names = {p.name for p in copied.iterdir()}
+    assert {".claude-plugin", "hooks", "mcp", "lib", "bin", "commands", "README.md"} <= names
+    assert not names & {"tests", "bench", ".ci", "scripts", "uv.lock", ".venv"}, names
+    assert size(copied) < INSTALLED_MAX, size(copied)
+    print(f"installed from an export: {size(copied)} bytes")
+
+
 def test_a_fresh_clone_installs_without_a_virtual_environment(claude, tmp_path):
     clone = tmp_path / "agentctx-plugin"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     copied = install(tmp_path / "home", clone)
     assert copied != clone and (copied / ".claude-plugin" / "plugin.json").is_file()
     assert not (copied / ".venv").exists() and size(copied) < 10_000_000
+    print(f"installed from a clone: {size(copied)} bytes")
 
     # what the README warns about: an untracked .venv in the folder is copied too
     (clone / ".venv" / "lib").mkdir(parents=True)

@@ -43,6 +43,7 @@ def uninstall_(purge_data, yes, dry_run, as_json):
         click.echo(f"{state}: {item['kind']} {item['path']} ({_mb(item['bytes'])}; {item['why']})")
     click.echo(f"{'would free' if dry_run else 'freed'} {_mb(total)} in {len(items)} places"
                + (f"; the store stays in {kept[0]} (--purge-data deletes it)" if kept else ""))
-    click.echo(f"then: {NEXT}")
+    click.echo(f"then: {NEXT}; Claude Code keeps its copy of the plugin folder: this command, run from that copy "
+               "once more afterwards, removes it too")
     if not dry_run and any(not i.get("removed") for i in items):
         sys.exit(1)
