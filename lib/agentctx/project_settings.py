@@ -35,7 +35,7 @@ import re
 from fnmatch import fnmatchcase
 
 from agentctx import paths
-from agentctx.settings import SECTIONS
+from agentctx.kinds import DIGEST_SECTIONS as SECTIONS
 
 DIR = ".agentctx"
 NAME = "config.toml"

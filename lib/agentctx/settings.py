@@ -26,8 +26,8 @@ import json
 import os
 
 from agentctx import paths
+from agentctx.kinds import DIGEST_SECTIONS as SECTIONS
 
-SECTIONS = ("profile", "decisions", "handover", "developer")  # the SessionStart digest, in its order
 OPTION_ENV = "CLAUDE_PLUGIN_OPTION_"
 LAYERS = ("project", "plugin", "user", "default")
 

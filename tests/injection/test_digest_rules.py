@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from agentctx import budgets, settings, render
+from agentctx import budgets, render, settings
 from agentctx.injection import digest
 from agentctx.store import db, records
 

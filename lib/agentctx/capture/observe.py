@@ -451,10 +451,10 @@ def _redact_tree(value):
 
 def _inside(path: str, root: str) -> str | None:
     """``path`` relative to ``root`` (forward slashes), or None when it is outside or in .git."""
-    if not path:
-        return None
     from agentctx.store import graph
 
+    if not path or not graph.is_file_name(path):  # a traceback's "<string>", "<frozen ...>": no file at all
+        return None
     path = path if os.path.isabs(path) else os.path.join(root, path)
     name = graph.normalize_path(path, root)
     if os.path.isabs(name) or name.startswith(".."):

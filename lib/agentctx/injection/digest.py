@@ -14,7 +14,7 @@ import re
 import sqlite3
 
 from agentctx import budgets, fsio, kinds, paths, project, render
-from agentctx.settings import SECTIONS  # the SessionStart digest, in order
+from agentctx.kinds import DIGEST_SECTIONS as SECTIONS
 from agentctx.store import db, records
 
 SECTION_TOKENS = {"profile": 220, "decisions": 560, "conventions": 400, "handover": 380,

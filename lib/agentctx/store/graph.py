@@ -13,6 +13,7 @@ import os
 import sqlite3
 
 from agentctx import clock, ids
+from agentctx.kinds import FOLDED_TYPES
 from agentctx.store.query import COLUMNS, current_sql
 
 REL_TYPES = ("supersedes", "applies_to", "observed_in", "derives_from", "scoped_to", "spawned_from")
@@ -33,10 +34,24 @@ def normalize_path(path: str, root: str | None) -> str:
     return path.replace(os.sep, "/")
 
 
+def is_file_name(name: str) -> bool:
+    """Whether ``name`` can be a file: not empty, no control characters, and not one of the pseudo-files a
+    traceback names (Python's ``<string>``, ``<stdin>``, ``<frozen importlib._bootstrap>``,
+    ``<ipython-input-3-…>``; Node's ``<anonymous>``): nothing in angle brackets."""
+    name = name.strip()
+    return bool(name) and not any(ch in name for ch in "<>\0\n\r\t") and name not in (".", "..", "-")
+
+
+NOT_A_FILE_SQL = "(kind = 'file' AND (name GLOB '*[<>]*' OR trim(name) IN ('', '.', '..', '-')))"  # is_file_name's SQL
+
+
 def entity(conn: sqlite3.Connection, project_id: str, kind: str, name: str) -> str:
-    """The node id for (kind, name) in this project, created if new."""
+    """The node id for (kind, name) in this project, created if new. ValueError for an unknown kind or a
+    ``file`` whose name cannot be one (``is_file_name``)."""
     if kind not in KINDS:
         raise ValueError(f"unknown entity kind {kind!r}")
+    if kind == "file" and not is_file_name(name):
+        raise ValueError(f"not a file name: {name!r}")
     row = conn.execute(
         "SELECT id FROM nodes WHERE project_id = ? AND kind = ? AND name = ?", (project_id, kind, name)
     ).fetchone()
@@ -151,27 +166,37 @@ def snapshot(conn: sqlite3.Connection, project_id: str, max_edges: int, max_reco
     """A project's records and what links them, for a force-directed layout (the dashboard's graph).
 
     Nodes: the current records (pinned, then newest, at most ``max_records``), the older versions they
-    superseded (whole chains), and the files and other entities those records apply to. Links (the newest
+    superseded (whole chains), and the files and other entities those records apply to. A type whose
+    versions are a log (``kinds.FOLDED_TYPES``: the handover) is one node, its current version, with
+    ``folded`` = how many older versions it stands for. Names that cannot be files (``is_file_name``: a
+    traceback's ``<string>``) are never file nodes, also when an older version stored one. Links (the newest
     ``max_edges``): ``supersedes`` (new → old), ``applies_to`` (record → entity), ``derives_from`` and
     ``spawned_from`` between records. Returns {"nodes", "links", "current_records", "shown_records"}.
     """
-    heads = [r[0] for r in conn.execute(
-        f"SELECT id FROM records WHERE project_id = ? AND {current_sql()} ORDER BY pinned DESC, recorded_at DESC "
+    heads = [(r[0], r[1]) for r in conn.execute(
+        f"SELECT id, type FROM records WHERE project_id = ? AND {current_sql()} ORDER BY pinned DESC, recorded_at DESC "
         "LIMIT ?", (project_id, max_records))]
+    not_a_file = f"SELECT id FROM nodes WHERE project_id = ? AND {NOT_A_FILE_SQL}"
     edges = conn.execute(
-        """
+        f"""
         WITH RECURSIVE chain(id) AS (
             SELECT value FROM json_each(?)
             UNION
             SELECT e.to_id FROM edges e JOIN chain ON e.from_id = chain.id WHERE e.rel_type = 'supersedes'
         )
-        SELECT e.from_id, e.to_id, e.rel_type FROM edges e JOIN chain ON e.from_id = chain.id
+        SELECT e.from_id, e.to_id, e.rel_type, e.created_at FROM edges e JOIN chain ON e.from_id = chain.id
         WHERE e.rel_type IN ('supersedes', 'applies_to', 'derives_from', 'spawned_from')
-        ORDER BY e.created_at DESC LIMIT ?
-        """,
-        (json.dumps(heads), max_edges),
+          AND e.to_id NOT IN ({not_a_file})
+        UNION ALL
+        SELECT e.from_id, e.to_id, e.rel_type, e.created_at FROM edges e
+        WHERE e.from_id IN (SELECT value FROM json_each(?)) AND e.rel_type = 'applies_to'
+          AND e.to_id NOT IN ({not_a_file})
+        ORDER BY created_at DESC LIMIT ?
+        """,  # a folded type's head keeps its file links, not its chain
+        (json.dumps([i for i, t in heads if t not in FOLDED_TYPES]), project_id,
+         json.dumps([i for i, t in heads if t in FOLDED_TYPES]), project_id, max_edges),
     ).fetchall()
-    wanted = set(heads) | {e["from_id"] for e in edges} | {e["to_id"] for e in edges}
+    wanted = {i for i, _ in heads} | {e["from_id"] for e in edges} | {e["to_id"] for e in edges}
     nodes: dict[str, dict] = {}
     if wanted:
         marks = ",".join("?" * len(wanted))
@@ -179,8 +204,13 @@ def snapshot(conn: sqlite3.Connection, project_id: str, max_edges: int, max_reco
                               f"WHERE project_id = ? AND id IN ({marks})", (project_id, *wanted)):
             nodes[r["id"]] = {"id": r["id"], "kind": "record", "type": r["type"], "label": r["title"],
                               "current": r["superseded_at"] is None, "pinned": bool(r["pinned"])}
-        for n in conn.execute(f"SELECT id, kind, name FROM nodes WHERE project_id = ? AND id IN ({marks})",
-                              (project_id, *wanted)):
+            if r["type"] in FOLDED_TYPES:
+                nodes[r["id"]]["folded"] = conn.execute(
+                    "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT e.to_id FROM edges e JOIN chain "
+                    "ON e.from_id = chain.id WHERE e.rel_type = 'supersedes') SELECT COUNT(*) - 1 FROM chain",
+                    (r["id"],)).fetchone()[0]
+        for n in conn.execute(f"SELECT id, kind, name FROM nodes WHERE project_id = ? AND id IN ({marks}) "
+                              f"AND NOT {NOT_A_FILE_SQL}", (project_id, *wanted)):
             nodes[n["id"]] = {"id": n["id"], "kind": n["kind"], "label": n["name"], "current": True}
     links = [{"source": e["from_id"], "target": e["to_id"], "rel": e["rel_type"]}
              for e in edges if e["from_id"] in nodes and e["to_id"] in nodes]

@@ -202,35 +202,116 @@ function nodeColor(n) {
   return (n.kind === "record" ? COLORS[n.type] || "#333" : COLORS.file) + (n.current ? "" : "80");
 }
 
-function drawNode(n, ctx, scale, labels) {
+const LABEL_PX = 11;  // label text height on screen, at any zoom
+const FIT_PADDING = 48;  // px kept free around the drawing when it is zoomed to fit
+
+function drawNode(n, ctx, scale) {
   const r = n.kind === "record" ? 6 : 4;
   ctx.beginPath();
   if (n.kind === "record") ctx.arc(n.x, n.y, r, 0, 2 * Math.PI);
   else ctx.rect(n.x - r, n.y - r, 2 * r, 2 * r);  // files and other entities: squares
   ctx.fillStyle = nodeColor(n);
   ctx.fill();
-  if (n.pinned) { ctx.lineWidth = 2 / scale; ctx.strokeStyle = "#a16207"; ctx.stroke(); }
-  if (!labels) return;
-  const size = 11 / scale;
-  const text = n.kind === "record" ? short(n.label, 34) : basename(n.label);
-  ctx.font = `${n.kind === "record" ? "" : "italic "}${size}px system-ui, sans-serif`;
-  ctx.textAlign = "center";
-  ctx.textBaseline = "top";
-  const w = ctx.measureText(text).width;
-  // records are labelled below their dot, files above their square: a record beside its file keeps both readable
-  const top = n.kind === "record" ? n.y + r + 2 / scale : n.y - r - 3 / scale - size;
-  ctx.fillStyle = "rgba(255,255,255,0.85)";
-  ctx.fillRect(n.x - w / 2 - 2 / scale, top - 1 / scale, w + 4 / scale, size + 2 / scale);
-  ctx.fillStyle = n.current ? "#1d2330" : "#6b7280";
-  ctx.fillText(text, n.x, top);
-  if (!n.current) {  // a superseded version: struck through
-    ctx.beginPath();
-    ctx.moveTo(n.x - w / 2, top + size / 2);
-    ctx.lineTo(n.x + w / 2, top + size / 2);
-    ctx.lineWidth = 1 / scale;
-    ctx.strokeStyle = "#6b7280";
+  if (n.pinned || n.folded) {  // pinned: a gold ring; a folded chain of versions: a double ring
+    ctx.lineWidth = 2 / scale;
+    ctx.strokeStyle = n.pinned ? "#a16207" : nodeColor(n);
+    if (n.folded) { ctx.beginPath(); ctx.arc(n.x, n.y, r + 3 / scale + 1, 0, 2 * Math.PI); }
     ctx.stroke();
   }
+}
+
+function labelText(n, many) {
+  if (n.kind !== "record") return basename(n.label);
+  return short(n.label, many ? 22 : 34) + (n.folded ? ` (+${n.folded} older)` : "");
+}
+
+// Which labels come first when there is no room for all: pinned records and folded chains, current records with the most links, files
+// with the most links, superseded versions last.
+function labelOrder(nodes, links) {
+  const degree = {};
+  for (const l of links) for (const end of [l.source, l.target]) {
+    const id = typeof end === "object" ? end.id : end;
+    degree[id] = (degree[id] || 0) + 1;
+  }
+  const rank = (n) => (n.pinned || n.folded ? 0 : n.kind === "record" ? (n.current ? 1 : 3) : 2);
+  return [...nodes].sort((a, b) => rank(a) - rank(b) || (degree[b.id] || 0) - (degree[a.id] || 0));
+}
+
+// Labels are drawn after every node, each where it overlaps no label drawn before it, no other node's mark and
+// not the canvas edge: below a record or above a file first, then on the other side, else not at all (hover
+// shows every name). ``window.__agentctxLabels`` keeps what was drawn, in screen pixels, for the tests.
+function drawLabels(graph, ctx, scale, width, height) {
+  const { nodes, links } = graph.graphData();
+  const size = LABEL_PX / scale;
+  const pad = 2 / scale;
+  const many = nodes.length > 120;
+  const marks = nodes.map((n) => ({ n, ...graph.graph2ScreenCoords(n.x, n.y) }));
+  const placed = [];
+  const free = (box) => box.x0 >= 0 && box.y0 >= 0 && box.x1 <= width && box.y1 <= height
+    && !placed.some((p) => box.x0 < p.x1 && p.x0 < box.x1 && box.y0 < p.y1 && p.y0 < box.y1);
+  const clearOfMarks = (box, own) => !marks.some((m) => m.n !== own && m.x > box.x0 - 3 && m.x < box.x1 + 3
+    && m.y > box.y0 - 3 && m.y < box.y1 + 3);
+  ctx.textAlign = "center";
+  ctx.textBaseline = "top";
+  for (const n of labelOrder(nodes, links)) {
+    const text = labelText(n, many);
+    ctx.font = `${n.kind === "record" ? "" : "italic "}${size}px system-ui, sans-serif`;
+    const w = ctx.measureText(text).width;
+    const r = (n.kind === "record" ? 6 : 4) + (n.folded ? 4 : 0);
+    const below = n.y + r + pad, above = n.y - r - pad - size - pad;
+    const tops = n.kind === "record" ? [below, above] : [above, below];
+    for (const top of tops) {
+      const a = graph.graph2ScreenCoords(n.x - w / 2 - pad, top - pad);
+      const b = graph.graph2ScreenCoords(n.x + w / 2 + pad, top + size + pad);
+      const box = { x0: a.x, y0: a.y, x1: b.x, y1: b.y, id: n.id, text };
+      if (!free(box) || !clearOfMarks(box, n)) continue;
+      placed.push(box);
+      ctx.fillStyle = "rgba(255,255,255,0.85)";
+      ctx.fillRect(n.x - w / 2 - pad, top - pad, w + 2 * pad, size + 2 * pad);
+      ctx.fillStyle = n.current ? "#1d2330" : "#6b7280";
+      ctx.fillText(text, n.x, top);
+      if (!n.current) {  // a superseded version: struck through
+        ctx.beginPath();
+        ctx.moveTo(n.x - w / 2, top + size / 2);
+        ctx.lineTo(n.x + w / 2, top + size / 2);
+        ctx.lineWidth = 1 / scale;
+        ctx.strokeStyle = "#6b7280";
+        ctx.stroke();
+      }
+      break;
+    }
+  }
+  window.__agentctxLabels = placed;
+}
+
+// Pulls every node towards the horizontal middle line, so a large graph spreads into the canvas's wide shape
+// instead of a disc that leaves its sides empty.
+function flatten(strength) {
+  let nodes = [];
+  const force = (alpha) => { for (const n of nodes) n.vy -= n.y * strength * alpha; };
+  force.initialize = (all) => { nodes = all; };
+  return force;
+}
+
+// Nodes keep this far apart (graph units), so marks do not cover each other and labels find room.
+function collide(radius) {
+  let nodes = [];
+  const force = (alpha) => {
+    for (let i = 0; i < nodes.length; i++) {
+      for (let j = i + 1; j < nodes.length; j++) {
+        const a = nodes[i], b = nodes[j];
+        let dx = b.x + b.vx - a.x - a.vx, dy = b.y + b.vy - a.y - a.vy;
+        const min = radius(a) + radius(b);
+        let d2 = dx * dx + dy * dy;
+        if (d2 >= min * min) continue;
+        if (d2 === 0) { dx = (j - i) * 1e-3; dy = 1e-3; d2 = dx * dx + dy * dy; }
+        const d = Math.sqrt(d2), push = ((min - d) / d) * 0.5 * Math.max(alpha, 0.3);
+        a.vx -= dx * push; a.vy -= dy * push; b.vx += dx * push; b.vy += dy * push;
+      }
+    }
+  };
+  force.initialize = (all) => { nodes = all; };
+  return force;
 }
 
 const HTML_ESCAPES = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -262,13 +343,17 @@ function Graph({ project }) {
   }, [project]);
   useEffect(() => {
     if (!data || !data.nodes.length || !window.ForceGraph || !el.current) return undefined;
-    const labels = data.nodes.length <= 150;
+    const many = data.nodes.length > 120;
+    const width = el.current.clientWidth, height = many ? 860 : 560;
     let fitted = false;
+    window.__agentctxGraphFitted = false;
     const graph = window.ForceGraph()(el.current)
-      .width(el.current.clientWidth).height(560)
+      .width(width).height(height)
       .graphData({ nodes: data.nodes.map((n) => ({ ...n })), links: data.links.map((l) => ({ ...l })) })
-      .nodeLabel((n) => escapeHtml(`${n.kind === "record" ? n.type : n.kind}: ${n.label}`))  // force-graph sets it as HTML
-      .nodeCanvasObject((n, ctx, scale) => drawNode(n, ctx, scale, labels || scale > 2))
+      .nodeLabel((n) => escapeHtml(`${n.kind === "record" ? n.type : n.kind}: ${n.label}${
+        n.folded ? ` (and ${n.folded} older versions)` : ""}`))  // force-graph sets it as HTML
+      .nodeCanvasObject((n, ctx, scale) => drawNode(n, ctx, scale))
+      .onRenderFramePost((ctx, scale) => drawLabels(graph, ctx, scale, width, height))
       .nodePointerAreaPaint((n, color, ctx) => { ctx.fillStyle = color; ctx.beginPath(); ctx.arc(n.x, n.y, 8, 0, 2 * Math.PI); ctx.fill(); })
       .linkColor((l) => (l.rel === "supersedes" ? "#b42318" : l.rel === "applies_to" ? "#94a3b8" : "#0e8a6a"))
       .linkWidth((l) => (l.rel === "supersedes" ? 2 : 1))
@@ -276,11 +361,19 @@ function Graph({ project }) {
       .linkDirectionalArrowLength((l) => (l.rel === "supersedes" ? 6 : 0))
       .linkDirectionalArrowRelPos(1)
       .d3VelocityDecay(0.3)
-      .cooldownTime(2500)
-      .onEngineStop(() => { if (!fitted) { fitted = true; graph.zoomToFit(300, 70); } });
-    // keep unconnected records near the middle (repulsion only between near neighbours) and labels apart
-    graph.d3Force("charge").strength(-120).distanceMax(160);
+      .cooldownTicks(300).cooldownTime(120000)  // a fixed number of steps: the same layout on a slow machine
+      .onEngineStop(() => {
+        if (fitted) return;
+        fitted = true;
+        graph.zoomToFit(0, FIT_PADDING);  // every mark inside the canvas, with room for the labels at its edge
+        requestAnimationFrame(() => requestAnimationFrame(() => { window.__agentctxGraphFitted = true; }));
+      });
+    // repulsion only between near neighbours keeps unconnected records near the middle; the collision force
+    // keeps marks apart
+    graph.d3Force("charge").strength(many ? -60 : -120).distanceMax(many ? 120 : 160);
     graph.d3Force("link").distance((l) => (l.rel === "applies_to" ? 70 : 90));
+    graph.d3Force("collide", collide((n) => (n.kind === "record" ? 14 : 11)));
+    if (many) graph.d3Force("flatten", flatten(0.008));
     window.__agentctxGraph = graph;
     return () => { graph._destructor && graph._destructor(); };
   }, [data]);
@@ -307,6 +400,8 @@ function Graph({ project }) {
       <p>A record is linked to files when Claude stores it with <code>ctx_record(…, files=[…])</code> and when agentctx
         captures a test run or an error in a file; a supersession appears when a fact changes (Supersede on the
         Records page, <code>agentctx supersede ID --body "…"</code>, or Claude's <code>ctx_supersede</code>).</p></${Hint}>` : null}
+    ${data.nodes.length > 120 ? html`<p class="legend muted">Names are shown where they fit; hover a mark for its name,
+      scroll to zoom in for more.</p>` : null}
     <div id="graph" ref=${el} data-testid="graph" role="img"
       aria-label=${`Graph of ${plural(records.length, "record")} and ${plural(files.length, "file")}; the same links are listed below.`}></div>
     <${GraphLists} data=${data} />

@@ -17,7 +17,7 @@ from tests.support.claude_cli import claude_env, claude_plugin
 from tests.support.cli import UV
 
 pytestmark = pytest.mark.claude
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def script_env(script: Path, env: dict) -> Path:

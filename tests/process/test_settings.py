@@ -20,7 +20,7 @@ from tests.support.cli import agentctx
 from tests.support.hooks import context_of, hook_env, run_hook
 from tests.support.imports import heavy_modules_loaded
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def claude_settings(folder: Path, options: dict, plugin_id: str = "agentctx@agentctx") -> Path:
