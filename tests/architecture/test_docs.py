@@ -1,7 +1,7 @@
 """The docs keep up with the code. Names are read from the code, never listed here:
 
 * docs/usage.md has every CLI command (its generated help current), MCP tool, slash command, hook event (with
-  its timeout and mode), setting (config.json, .agentctx/config.toml, AGENTCTX_* variables, each read where
+  its timeout and mode), setting (settings.SETTINGS: plugin option and config.json; .agentctx/config.toml; AGENTCTX_* variables, each read where
   the table says) and record type (with the properties kinds.KINDS gives it);
 * docs/architecture.md lists agentctx.LAYERS in order, names every module, and gives every table the
   migrations create an owner in store/;
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config, kinds, project_settings
+from agentctx import kinds, project_settings, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 while not (ROOT / "pyproject.toml").is_file():  # the file may move into a tests/ sub-folder
@@ -160,7 +160,7 @@ def test_every_hook_event_and_script_is_documented():
 
 def test_every_setting_is_documented():
     text = section("Settings")
-    assert missing(config.DEFAULTS, text) == []
+    assert missing(settings.BY_KEY, text) == []
     assert missing(project_setting_keys(), text) == []
     variables = env_vars()
     assert {"AGENTCTX_HOME", "AGENTCTX_LLM", "AGENTCTX_DISABLE"} <= variables
