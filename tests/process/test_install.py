@@ -47,7 +47,7 @@ def test_an_export_installs_only_what_a_user_runs(claude, tmp_path):
     copied = install(tmp_path / "home", export)
     names = {p.name for p in copied.iterdir()}
     assert {".claude-plugin", "hooks", "mcp", "lib", "bin", "commands", "README.md"} <= names
-    assert not names & {"tests", "bench", ".ci", "scripts", "uv.lock", ".venv"}, names
+    assert not names & {"tests", "bench", ".ci", "scripts", "docs", "uv.lock", ".venv"}, names
     assert size(copied) < INSTALLED_MAX, size(copied)
     print(f"installed from an export: {size(copied)} bytes")
 
