@@ -51,7 +51,7 @@ def test_uninstall_removes_what_agentctx_put_outside_the_store(claude, bundle, t
     run = subprocess.run(["python3", "-m", "agentctx.prepare", "--root", str(gone)], env={
         **env, "PYTHONPATH": str(installed / "lib")}, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
-    envs["gone"] = Path(json.loads(run.stdout)["environments"]["hooks/pre_compact.py"])
+    envs["gone"] = Path(json.loads(run.stdout)["envs"]["hooks/pre_compact.py"]["python"]).parent.parent
     shutil.rmtree(gone)
     data.mkdir(exist_ok=True)  # (the preparation logged there)
     (data / "agentctx.db").write_bytes(b"the store")
