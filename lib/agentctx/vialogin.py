@@ -17,7 +17,7 @@ import json
 import os
 import time
 
-from agentctx import config, fsio, paths
+from agentctx import fsio, paths, settings
 from agentctx.llm import LLMError, Usage
 from agentctx.logs import log
 
@@ -160,8 +160,8 @@ def route(*, ask: bool = True) -> tuple[bool, str]:
 
 def wanted() -> bool:
     """Whether the settings and the environment leave extraction to the login (not whether it is logged in)."""
-    settings = config.load()
-    return (bool(settings["llm"]) and bool(settings["claude_login"]) and os.environ.get("AGENTCTX_LLM", "").strip() != "0"
+    current = settings.load()
+    return (bool(current["llm"]) and bool(current["claude_login"]) and os.environ.get("AGENTCTX_LLM", "").strip() != "0"
             and not os.environ.get("ANTHROPIC_API_KEY", "").strip())
 
 
@@ -169,8 +169,8 @@ def notice_at_start() -> str | None:
     """SessionStart's line, once: the login path would run here (checked without running ``claude``)."""
     if _state().get("told") or not wanted() or not route(ask=False)[0]:
         return None
-    settings = config.load()
-    return notice_once(float(settings["daily_cap_usd"]), float(settings["session_cap_usd"]))
+    current = settings.load()
+    return notice_once(float(current["daily_cap_usd"]), float(current["session_cap_usd"]))
 
 
 class LoginClient:

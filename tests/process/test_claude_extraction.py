@@ -167,7 +167,8 @@ def test_cli_config_extract_and_status(setup):
                               capture_output=True, text=True, cwd=ROOT, env=env)
 
     shown = json.loads(cli("config", "--no-llm", "--json").stdout)
-    assert shown["llm"] is False and shown["extraction_mode"] == "explicit" and "no-llm" in shown["why"]
+    assert shown["settings"]["llm"] == {"value": False, "source": "user", "where": str(data / "config.json")}
+    assert shown["extraction_mode"] == "explicit" and "no-llm" in shown["why"]
     assert json.loads((data / "config.json").read_text())["llm"] is False
     done = cli("extract", "--session-id", "s-cli", "--transcript", str(tx.path), "--json")
     assert done.returncode == 0, done.stderr
@@ -175,7 +176,7 @@ def test_cli_config_extract_and_status(setup):
     status = json.loads(cli("status", "--json").stdout)
     assert status["extraction"]["mode"] == "explicit" and status["records"]["decision"]["active"] == 1
     assert "extraction (explicit" in cli("status").stdout
-    assert json.loads(cli("config", "--llm", "--json").stdout)["llm"] is True
+    assert json.loads(cli("config", "--llm", "--json").stdout)["settings"]["llm"]["value"] is True
     bad = cli("extract", "--session-id", "s", "--transcript", str(tx.path.parent / "missing.jsonl"))
     assert bad.returncode != 0 and bad.stderr.startswith("Error:")
 

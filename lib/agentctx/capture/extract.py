@@ -63,7 +63,8 @@ def mode(check_sdk: bool = True) -> tuple[str, str]:
     """
     current = settings.load()
     if not current["llm"]:
-        return "explicit", f"LLM extraction is off (setting llm, from {current.sources['llm']})"
+        return "explicit", (f"LLM extraction is off (the llm setting, from the {current.sources['llm']} layer: "
+                            "agentctx config --llm / --no-llm, or the plugin option)")
     if os.environ.get("AGENTCTX_LLM", "").strip() == "0":
         return "explicit", "LLM extraction is off (AGENTCTX_LLM=0)"
     from agentctx import llm
@@ -153,7 +154,7 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
                 from agentctx.vialogin import LoginClient, notice_once
 
                 client = LoginClient()
-                caps = config.load()
+                caps = settings.load()
                 told = notice_once(float(caps["daily_cap_usd"]), float(caps["session_cap_usd"]))
                 if told:  # not shown at a SessionStart yet (e.g. the login is in the keychain): the next one
                     db.add_notice(told)
