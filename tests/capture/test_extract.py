@@ -375,7 +375,7 @@ def test_without_an_api_key_explicit_statements_are_captured(api, tx, repo, conn
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     tx.turn("From now on, we run ruff before every commit.", "Sure. We decided nothing yet.")
     result = extract.run_once(SID, str(tx.path), str(repo))
-    assert result.mode == "explicit" and "no ANTHROPIC_API_KEY" in result.notes[0]
+    assert result.mode == "explicit" and "no ANTHROPIC_API_KEY" in result.why
     assert api.message_requests == []
     [rec] = stored(conn, "user_statement")
     assert rec["source"] == "user_statement" and rec["type"] == "convention"

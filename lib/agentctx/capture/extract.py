@@ -46,10 +46,11 @@ class Result:
         self.error: str = info.get("error", "")
         self.window: str = info.get("window", "")
         self.notes: list[str] = info.get("notes", [])
+        self.why: str = info.get("why", "")  # why this path (no model: said once in the log, shown by status)
 
     def as_dict(self) -> dict:
         return {"status": self.status, "mode": self.mode, "written": self.written, "tokens": self.tokens,
-                "window": self.window, "error": self.error, "notes": self.notes,
+                "window": self.window, "error": self.error, "notes": self.notes, "why": self.why,
                 "usage": self.usage.as_dict() if self.usage else None}
 
     def __repr__(self) -> str:
@@ -136,18 +137,20 @@ def run_once(session_id: str, transcript_path: str, cwd: str | None = None, *, f
                 _save(conn, session_id, batch.watermark, run=False)
             return Result("nothing")
         how, why = mode()
+        capped = None
         if how != "explicit":  # the spending cap: a model run waits, explicit capture costs nothing
             from agentctx.store import spend
 
             capped = spend.paused(conn, session_id)
             if capped:
-                how, why = "explicit", capped
+                how = "explicit"
         if not force and how != "explicit" and tokens < min_tokens:  # explicit capture costs nothing: no wait
             return Result("waiting", tokens=tokens)
         if how == "explicit":
             result = _run_explicit(conn, proj, session_id, batch)
-            if why:
-                result.notes.append(why)
+            if capped:  # why there is no model run this time
+                result.notes.append(capped)
+            result.why = capped or why  # the path's own reason is logged once (vialogin.say_once), not per run
             _derived_handover(conn, proj, session_id, transcript_path, result)
         else:
             if client is None and how == "claude_login":

@@ -110,7 +110,7 @@ def extract_(c: Ctx, session_id, transcript, as_json):
             line += f": {len(r.written)} records"
         if r.usage is not None and r.usage.calls:
             line += f"; {r.usage.calls} calls, ${r.usage.cost_usd:.5f}"
-        click.echo(" ".join([line, *r.notes, r.error]).strip())
+        click.echo(" ".join([line, *r.notes, r.why if r.why not in r.notes else "", r.error]).strip())
 
 
 @click.command("handover")
