@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import pytest
 
@@ -18,10 +19,9 @@ def test_a_lock_held_by_an_unreaped_dead_process_is_stale(home):
     if pid == 0:
         os._exit(0)
     try:
-        for _ in range(200):  # wait for the child to exit (it stays a zombie: not reaped yet)
-            if flight._zombie(pid):
-                break
-            os.sched_yield()
+        deadline = time.monotonic() + 30
+        while not flight._zombie(pid) and time.monotonic() < deadline:  # the child exits; unreaped, a zombie
+            time.sleep(0.01)
         assert flight._zombie(pid)
         lock = flight.Lock("remote-sync", stale_s=3600)
         os.makedirs(os.path.dirname(lock.path), exist_ok=True)
