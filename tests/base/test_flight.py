@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -15,6 +16,7 @@ from agentctx import flight
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="zombies are read from /proc")
 def test_a_lock_held_by_an_unreaped_dead_process_is_stale(home):
+    was = signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an ignored SIGCHLD reaps children at once: no zombie
     pid = os.fork()
     if pid == 0:
         os._exit(0)
@@ -34,3 +36,4 @@ def test_a_lock_held_by_an_unreaped_dead_process_is_stale(home):
         live.release()
     finally:
         os.waitpid(pid, 0)
+        signal.signal(signal.SIGCHLD, was)

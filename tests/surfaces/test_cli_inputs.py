@@ -43,7 +43,8 @@ def test_config_refuses_a_cap_that_is_not_a_finite_amount(home: Path, value: str
         assert proc.returncode == 2
         _one_error(proc, option)
     after = agentctx(home, "config", "--json")
-    assert json.loads(after.stdout)["session_cap_usd"] == json.loads(before.stdout)["session_cap_usd"]
+    cap = lambda proc: json.loads(proc.stdout)["settings"]["session_cap_usd"]  # noqa: E731
+    assert cap(after) == cap(before)
     assert agentctx(home, "config", "--session-cap", "0.75").returncode == 0
 
 

@@ -98,7 +98,7 @@ def test_graph_tooltip_shows_a_title_as_text(home: Path, repo: Path, tmp_path: P
     projects.register(conn, proj)
     evil = '<img src=x onerror="window.__pwned=1"><b>bold</b> title'
     rec = records.add(conn, proj.id, type="decision", title=evil, body="")
-    graph.link(conn, rec["id"], graph.entity(conn, proj.id, "file", "src/<script>.py"))
+    graph.link(conn, rec["id"], graph.entity(conn, proj.id, "file", "src/invoice.py"))
     conn.close()
     srv = Server(tmp_path, project_id=proj.id)
     try:
