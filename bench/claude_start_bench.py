@@ -84,13 +84,16 @@ def slow_server_plugin(folder: Path, delay: float, source: Path = ROOT) -> Path:
     return folder
 
 
-def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extra: dict[str, str]) -> dict:
+def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extra: dict[str, str],
+            store: Path | None = None) -> dict:
+    """One ``claude -p`` in a new HOME; agentctx's data folder is new too unless ``store`` names one kept
+    between runs (a returning user's session: the store exists, its digest is precomputed)."""
     home = Path(tempfile.mkdtemp(prefix="agentctx-claude-start-"))
     try:
         before = len(api.requests)
         for attempt in range(3):  # a loaded machine made the CLI hang before any plugin loaded, once in ~30 runs
             run = run_claude(work, home, "hello", base_url=api.base_url, plugin_dir=plugin,
-                             extra_env={**bundle.plugin_env(home / "data"), **extra}, timeout=90)
+                             extra_env={**bundle.plugin_env(store or home / "data"), **extra}, timeout=90)
             if run.returncode == 0 or attempt == 2:
                 break
             print(f"  (run failed with exit {run.returncode}; again)", flush=True)
@@ -113,14 +116,17 @@ def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extr
         shutil.rmtree(home, ignore_errors=True)
 
 
-def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path) -> dict:
-    """Rounds of (no plugin, the plugin, its MCP server alone), the order rotating each round."""
+def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store: Path | None = None) -> dict:
+    """Rounds of (no plugin, the plugin, its MCP server alone), the order rotating each round; with ``store``,
+    every run keeps agentctx's data there (after one untimed run that creates it)."""
+    if store is not None:
+        one_run(work, api, plugin, {}, store)
     runs: dict[str, list[dict]] = {"with": [], "without": [], "mcp_only": []}
     arms = {"with": plugin, "without": None, "mcp_only": mcp_only}
     kinds = list(arms)
     for n in range(pairs):
         for kind in kinds[n % 3:] + kinds[:n % 3]:
-            runs[kind].append(one_run(work, api, arms[kind], {}))
+            runs[kind].append(one_run(work, api, arms[kind], {}, store))
         print(f"  round {n + 1}/{pairs}: " + ", ".join(f"{k} {runs[k][-1]['wall_s']} s" for k in kinds), flush=True)
     with_s = [r["wall_s"] for r in runs["with"]]
     without_s = [r["wall_s"] for r in runs["without"]]
@@ -200,6 +206,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-curve", action="store_true")
     ap.add_argument("--plugin", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     ap.add_argument("--out-stem", default="claude_start")
+    ap.add_argument("--returning", action="store_true",
+                    help="keep agentctx's store between runs (a returning user), instead of a new one each run")
     args = ap.parse_args(argv)
     install_claude()
     command = "uv run python bench/claude_start_bench.py" + (
@@ -217,7 +225,9 @@ def main(argv: list[str] | None = None) -> None:
             one_run(work, api, None, {})
             print("paired runs ...", flush=True)
             mcp_only = slow_server_plugin(Path(scratch) / "mcp-only", 0, plugin)
-            data["pairs"] = bench_pairs(work, api, plugin, args.pairs, mcp_only)
+            store = Path(tempfile.mkdtemp(prefix="agentctx-claude-start-store-")) if args.returning else None
+            data["pairs"] = bench_pairs(work, api, plugin, args.pairs, mcp_only, store)
+            data["store"] = "kept between runs (a returning user)" if store else "new for every run (a first session)"
             if not args.no_curve:
                 print("MCP wait curve ...", flush=True)
                 data["curve"] = bench_curve(work, api, [float(d) for d in args.delays.split(",")], args.curve_runs,
