@@ -458,6 +458,15 @@ def handover_fields(data: dict, first_prompt: str = "", last_text: str = "") -> 
     return {"current_task": task, "next_steps": steps, "blockers": blockers, "open_questions": []}
 
 
+def day_summary(conn: sqlite3.Connection, proj: Project, day: str, *, session_id: str | None = None) -> dict:
+    """What ``day`` did (``capture.activity``) and where it leaves the work (:func:`where_next`), as plain data
+    (``session_id``: only that session's part): the daily log's material and the derived handover's."""
+    data = activity.collect(conn, proj, day, session_id=session_id)
+    start, end = activity.window(day)
+    data["next"] = where_next(conn, proj, start, end, data.pop("session_ids"))
+    return data
+
+
 def derive_handover(conn: sqlite3.Connection, proj: Project, session_id: str, transcript_path: str) -> str | None:
     """Write the session's handover from its log and transcript (no model); the record id, or None
     when there is nothing to hand over."""
@@ -465,11 +474,7 @@ def derive_handover(conn: sqlite3.Connection, proj: Project, session_id: str, tr
         first, last = from_transcript(transcript_path)
     except (OSError, ValueError):
         first, last = "", ""
-    day = activity.today()
-    data = activity.collect(conn, proj, day, session_id=session_id)
-    start, end = activity.window(day)
-    data["next"] = where_next(conn, proj, start, end, data["session_ids"])
-    fields = handover_fields(data, first, last)
+    fields = handover_fields(day_summary(conn, proj, activity.today(), session_id=session_id), first, last)
     if not (fields["current_task"] or fields["next_steps"] or fields["blockers"]):
         return None
     save(conn, proj.id, session_id, fields, source="hook_observation", confidence="inferred")

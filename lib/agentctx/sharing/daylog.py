@@ -36,12 +36,7 @@ def path(proj: Project, day: str) -> str:
     return os.path.join(folder(proj), f"{day}.md")
 
 
-def collect(conn: sqlite3.Connection, proj: Project, day: str, *, session_id: str | None = None) -> dict:
-    """Everything the log of ``day`` says, as plain data (``session_id``: only that session's part)."""
-    data = activity.collect(conn, proj, day, session_id=session_id)
-    start, end = activity.window(day)
-    data["next"] = handover.where_next(conn, proj, start, end, data.pop("session_ids"))
-    return data
+collect = handover.day_summary  # everything the log of a day says, as plain data
 
 
 def _clip(text: str, limit: int = 240) -> str:
