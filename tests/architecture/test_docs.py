@@ -265,6 +265,8 @@ def test_every_path_the_docs_name_exists():
     gone = []
     for doc in md_files():
         for path in sorted(named_paths(doc.read_text(encoding="utf-8"))):
+            if path.startswith("../shared/") and not (ROOT.parent / "shared").is_dir():
+                continue  # the evaluation material beside a checkout: checked where it is there (CI has it)
             if not path.startswith(_NOT_OURS) and not any((ROOT / base / path).exists() for base in _BASES):
                 gone.append(f"{doc.relative_to(ROOT)}: {path}")
     assert gone == []
