@@ -86,14 +86,17 @@ def slow_server_plugin(folder: Path, delay: float, source: Path = ROOT) -> Path:
 
 def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extra: dict[str, str],
             store: Path | None = None) -> dict:
-    """One ``claude -p`` in a new HOME; agentctx's data folder is new too unless ``store`` names one kept
-    between runs (a returning user's session: the store exists, its digest is precomputed)."""
+    """One ``claude -p`` in a new HOME; agentctx's data and cache folders are new too unless ``store`` names a
+    folder kept between runs (a returning user's session: the store exists, its digest is precomputed, and the
+    launcher's records of the prepared script environments are in agentctx's cache folder, as they are for
+    anyone whose HOME stays the same). Claude Code's own state is new in every run, with or without the plugin."""
     home = Path(tempfile.mkdtemp(prefix="agentctx-claude-start-"))
+    kept = {"AGENTCTX_CACHE_DIR": str(store / "cache")} if store is not None else {}
     try:
         before = len(api.requests)
         for attempt in range(3):  # a loaded machine made the CLI hang before any plugin loaded, once in ~30 runs
             run = run_claude(work, home, "hello", base_url=api.base_url, plugin_dir=plugin,
-                             extra_env={**bundle.plugin_env(store or home / "data"), **extra}, timeout=90)
+                             extra_env={**bundle.plugin_env(store or home / "data"), **kept, **extra}, timeout=90)
             if run.returncode == 0 or attempt == 2:
                 break
             print(f"  (run failed with exit {run.returncode}; again)", flush=True)
@@ -207,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plugin", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     ap.add_argument("--out-stem", default="claude_start")
     ap.add_argument("--returning", action="store_true",
-                    help="keep agentctx's store between runs (a returning user), instead of a new one each run")
+                    help="keep agentctx's store and cache folder between runs (a returning user), instead of new ones each run")
     args = ap.parse_args(argv)
     install_claude()
     command = "uv run python bench/claude_start_bench.py" + (

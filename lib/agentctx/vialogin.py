@@ -38,10 +38,20 @@ NOTICE = ("agentctx: no ANTHROPIC_API_KEY, so the decisions, conventions and pre
 
 def find_claude() -> str | None:
     """The ``claude`` executable (``AGENTCTX_CLAUDE_BIN`` overrides the PATH lookup)."""
-    import shutil  # here and below: SessionStart imports this module; only the spawning paths need these
-
-    found = os.environ.get("AGENTCTX_CLAUDE_BIN") or shutil.which("claude")
+    found = os.environ.get("AGENTCTX_CLAUDE_BIN") or _on_path("claude")
     return found if found and os.access(found, os.X_OK) else None
+
+
+def _on_path(name: str) -> str | None:
+    """The first executable file ``name`` in a folder of PATH (SessionStart asks this: no ``shutil``, whose
+    archive modules cost ~2 ms to import; on Windows the PATHEXT suffixes are tried too)."""
+    suffixes = [""] + (os.environ.get("PATHEXT", ".EXE;.CMD;.BAT").split(";") if os.name == "nt" else [])
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        for suffix in suffixes:
+            candidate = os.path.join(folder or ".", name + suffix)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+    return None
 
 
 def _state_file() -> str:

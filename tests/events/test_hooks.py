@@ -348,6 +348,18 @@ def test_hot_path_imports_nothing_heavy():
     assert heavy_modules_loaded("import agentctx.events.session_start, agentctx.events.user_prompt_submit, agentctx.events.session_end, agentctx.events.frame") == []
 
 
+def test_session_start_with_nothing_changed_loads_only_what_it_uses(seeded, repo):
+    """A SessionStart that finds its digest precomputed runs without the search modules (they are for
+    CLAUDE.md drift and prompts) and without ``shutil`` (its archive modules; the login check looks up
+    ``claude`` itself)."""
+    run = (f"from agentctx.hookio import HookEvent\nfrom agentctx.events.session_start import on_session_start\n"
+           f"out = on_session_start(HookEvent('SessionStart', {{'session_id': 'imports', 'cwd': {str(repo)!r}, "
+           f"'source': 'startup'}}))\nassert 'Money is integer cents' in out['hookSpecificOutput']['additionalContext']")
+    heavy_modules_loaded(run)  # the first start builds and caches the digest
+    not_needed = frozenset({"shutil", "agentctx.store.search", "agentctx.lexicon", "bz2", "lzma"})
+    assert heavy_modules_loaded(run, extra=not_needed) == []
+
+
 def test_hook_scripts_and_manifests_agree():
     hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
     assert {"SessionStart", "UserPromptSubmit", "SessionEnd"} <= set(hooks)

@@ -28,7 +28,7 @@ import sqlite3
 
 from agentctx import clock
 from agentctx.store import drift as drift_table
-from agentctx.store import projects, records, search
+from agentctx.store import projects, records
 
 MAX_BYTES = 4 * 1024 * 1024
 COVERED = 0.6
@@ -142,6 +142,8 @@ class _Index:
 
     def hits(self, word: str) -> set[int]:
         if word not in self._hits:
+            from agentctx.store import search  # not at import: SessionStart reads FILES, nothing else here
+
             rows = self.db.execute("SELECT rowid FROM p WHERE p MATCH ?", (search.phrase(word),))
             self._hits[word] = {r[0] for r in rows}
         return self._hits[word]
@@ -153,6 +155,8 @@ class _Index:
         """(coverage, paragraph index) of the best match: BM25's top paragraphs, then coverage."""
         if not words or not self.paras:
             return 0.0, None
+        from agentctx.store import search
+
         query = search.any_of(words)
         rows = [r[0] for r in self.db.execute("SELECT rowid FROM p WHERE p MATCH ? ORDER BY bm25(p) LIMIT ?",
                                               (query, TOP_PARAGRAPHS))]
