@@ -552,9 +552,9 @@ def pathological(work: str, runs: int) -> dict:
     compact_s = time.perf_counter() - t
     end = json.dumps({"session_id": "p2", "cwd": repo, "hook_event_name": "SessionEnd", "reason": "other"}).encode()
     # Interleaved: the hook as shipped (the event handed to a detached process) and the same work done inside
-    # the hook, as before (AGENTCTX_SESSION_END_DETACHED=1 is what the detached side runs with).
+    # the hook, as before (AGENTCTX_HOOK_DETACHED=1 is what the detached side runs with).
     times: dict[str, list[float]] = {"handed_off": [], "in_the_hook": []}
-    inline = {**env, "AGENTCTX_SESSION_END_DETACHED": "1"}
+    inline = {**env, "AGENTCTX_HOOK_DETACHED": "1"}
     for i in range(2 * runs):
         kind = ("handed_off", "in_the_hook")[i % 2]
         t = time.perf_counter()

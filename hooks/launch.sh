@@ -8,16 +8,19 @@ event="$1"
 root="${CLAUDE_PLUGIN_ROOT:-}"
 [ -n "$root" ] && [ -f "$root/hooks/$event.py" ] || root=$(CDPATH= cd -- "$(dirname -- "$0")/.." 2>/dev/null && pwd)
 
-if [ "$event" = "session_end" ] && [ -z "${AGENTCTX_SESSION_END_DETACHED:-}" ]; then
-  # Claude Code gives all SessionEnd hooks ~1.5 s together and cancels what runs longer (it did, on a busy
-  # machine, in 2 of 6 real sessions). So the event is saved and handed whole to a detached process in its
-  # own session (Claude Code exiting does not end it), and this hook returns at once.
-  payload=$(mktemp "${TMPDIR:-/tmp}/agentctx-session-end.XXXXXX" 2>/dev/null) || payload=""
+case "$event" in session_end|stop) hand_off="${AGENTCTX_HOOK_DETACHED:-yes}" ;; *) hand_off="" ;; esac
+if [ "$hand_off" = "yes" ]; then
+  # SessionEnd and Stop print nothing and decide nothing, yet Claude Code waits for them: Stop at the end of
+  # every response, SessionEnd before it exits (all SessionEnd hooks get ~1.5 s together, and what runs
+  # longer is cancelled: it was, on a busy machine, in 2 of 6 real sessions). So the event is saved and
+  # handed whole to a detached process in its own session (Claude Code exiting does not end it), and this
+  # hook returns at once (a few ms of sh instead of a Python start, its imports and the work).
+  payload=$(mktemp "${TMPDIR:-/tmp}/agentctx-$event.XXXXXX" 2>/dev/null) || payload=""
   if [ -n "$payload" ] && cat >"$payload"; then
-    export AGENTCTX_SESSION_END_DETACHED=1
+    export AGENTCTX_HOOK_DETACHED=1
     started="$payload.started"  # the detached side creates it once it runs in its own session
-    set -- sh -c ': >"$3"; sh "$1" session_end <"$2"; rm -f "$2"' agentctx-session-end \
-      "$root/hooks/launch.sh" "$payload" "$started"
+    set -- sh -c ': >"$3"; sh "$1" "$4" <"$2"; rm -f "$2"' "agentctx-$event" \
+      "$root/hooks/launch.sh" "$payload" "$started" "$event"
     if command -v setsid >/dev/null 2>&1; then
       setsid "$@" </dev/null >/dev/null 2>&1 &
     elif command -v perl >/dev/null 2>&1; then

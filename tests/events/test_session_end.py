@@ -48,7 +48,37 @@ def test_the_hook_returns_at_once_and_its_process_group_may_be_killed(home: Path
                               or {}).get("ended_at") and row(home, "SELECT * FROM sessions WHERE session_id = 's-end'"),
                      "the detached SessionEnd")
     assert ended["end_reason"] == "prompt_input_exit"
-    wait_for(lambda: not list(tmp_path.glob("agentctx-session-end.*")), "the saved event to be removed")
+    wait_for(lambda: not list(tmp_path.glob("agentctx-session_end.*")), "the saved event to be removed")
+
+
+def test_stop_returns_before_python_runs_and_its_group_may_be_killed(home: Path, repo: Path, tmp_path: Path):
+    """Stop is handed off like SessionEnd: the hook is only sh (it never runs the Python handler itself, so a uv
+    that would run it leaves no trace in the hook's own time), its whole process group killed right after it
+    returns, and the detached side still starts the worker, which captures what the person stated."""
+    tx = Transcript(tmp_path / f"{SID}.jsonl")
+    tx.turn("From now on we always deploy with blue-green releases.", "Understood.")
+    calls = tmp_path / "uv-calls"
+    fake_uv = tmp_path / "uv"  # logs which process group runs it, then runs the real uv
+    real = subprocess.run(["sh", "-c", "command -v uv"], capture_output=True, text=True, env=hook_env(home)).stdout
+    fake_uv.write_text(f'#!/bin/sh\necho "$$ $(ps -o pgid= -p $$)" >>"{calls}"\nexec {real.strip()} "$@"\n')
+    fake_uv.chmod(0o755)
+    env = hook_env(home, AGENTCTX_LLM="0", AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0",
+                   TMPDIR=str(tmp_path), AGENTCTX_UV=str(fake_uv), AGENTCTX_CACHE_DIR=str(tmp_path / "cache"))
+    stop = {"session_id": SID, "transcript_path": str(tx.path), "cwd": str(repo), "hook_event_name": "Stop"}
+    proc = subprocess.Popen(["sh", str(LAUNCH), "stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=str(ROOT), start_new_session=True)
+    out, err = proc.communicate(json.dumps(stop).encode(), timeout=60)
+    assert proc.returncode == 0 and out == b"" and err == b""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    rec = wait_for(lambda: row(home, "SELECT * FROM records WHERE type IN ('decision', 'convention')"),
+                   "the detached Stop's worker to capture the statement", timeout=60)
+    assert "blue-green" in (rec["title"] + (rec["body"] or ""))
+    groups = {line.split()[1] for line in calls.read_text().split("\n") if line.strip()}
+    assert groups and str(proc.pid) not in groups  # uv ran only outside the hook's process group
+    wait_for(lambda: not list(tmp_path.glob("agentctx-stop.*")), "the saved event to be removed")
 
 
 def test_a_waiting_worker_extracts_the_tail_at_once_at_session_end(home: Path, repo: Path, tmp_path: Path):

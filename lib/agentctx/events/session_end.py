@@ -123,7 +123,7 @@ def hand_off(payload: dict) -> int | None:
         json.dump(payload, fh)
     try:
         return detached(["sh", "-c", 'sh "$1" session_end <"$2"; rm -f "$2"', "agentctx-session-end", launch, saved],
-                        env={**os.environ, "AGENTCTX_SESSION_END_DETACHED": "1"})
+                        env={**os.environ, "AGENTCTX_HOOK_DETACHED": "1"})
     except OSError as exc:
         os.remove(saved)
         log("SessionStart", f"closing session {payload['session_id'][:12]} not started: {exc}")
