@@ -15,8 +15,8 @@ environment with uv found where its installer puts it) after warm-up runs:
 * UserPromptSubmit, cycling through 30 prompts (bench/prompts.py), a fresh session_id each
   run so per-session dedup never empties the result;
 * PostToolUse, an Edit of one of 50 files (an observation stored each run);
-* Stop with a transcript, a fresh session each run (the extraction worker started detached; the
-  next run waits, untimed, until that worker has finished, so it never loads the timed runs);
+* Stop with a transcript, a fresh session each run (the event handed to a detached process, which starts the
+  extraction worker; the next run waits, untimed, until both have finished, so they never load the timed runs);
 * the same SessionStart (warm) and UserPromptSubmit run by the script environment's Python
   directly (no launcher, no uv), to separate the launcher's share from ours;
 * the bare interpreter: the script environment's ``python -c pass``, interleaved with the hooks.
@@ -87,6 +87,12 @@ _ID_RE = re.compile(r"id ([0-9A-HJKMNP-TV-Z]{26})\)")
 # ---------------------------------------------------------------------------------------
 
 
+def _private_tmp(home: str) -> str:
+    path = os.path.join(home, "tmp")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 def hook_env(home: str, project_dir: str) -> dict[str, str]:
     """The environment a hook gets: minimal PATH (uv where its installer puts it), the store."""
     local_bin = os.path.join(os.path.expanduser("~"), ".local", "bin")
@@ -97,7 +103,7 @@ def hook_env(home: str, project_dir: str) -> dict[str, str]:
         "AGENTCTX_HOME": home,
         "CLAUDE_PLUGIN_ROOT": ROOT,
         "CLAUDE_PROJECT_DIR": project_dir,
-        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+        "TMPDIR": _private_tmp(home),  # the bench waits for the detached Stop by its saved event there
         "AGENTCTX_LLM": "0",  # Stop's worker extracts without a model: no network, a short background run
     }
     for name in ("UV_CACHE_DIR", "UV_PYTHON", "UV_OFFLINE", "XDG_CACHE_HOME"):
@@ -423,14 +429,20 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
         return json.dumps({"session_id": fresh_session(), "transcript_path": transcript, "cwd": repo,
                            "hook_event_name": "Stop", "stop_hook_active": False}).encode()
 
+    tmp = env["TMPDIR"]
+
     def stop_before(i):
-        """Untimed: wait until the previous run's worker has finished (its lock file is gone)."""
+        """Untimed: wait until the previous run's detached Stop has finished (launch.sh hands the event to a
+        detached process, which removes its saved copy, agentctx-stop.*, when done) and so has the worker it
+        started (its lock file is gone)."""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                if not any(name.endswith(".lock") for name in os.listdir(locks)):
-                    return
+                busy = any(name.startswith("agentctx-stop.") for name in os.listdir(tmp)) or \
+                    any(name.endswith(".lock") for name in os.listdir(locks))
             except FileNotFoundError:
+                busy = False
+            if not busy:
                 return
             time.sleep(0.02)
 
@@ -542,7 +554,7 @@ CASE_LABELS = [
     ("session_start_live", "SessionStart, digest built live (cache deleted before each run)"),
     ("user_prompt_submit", "UserPromptSubmit, 30 prompts cycled (`sh hooks/launch.sh user_prompt_submit`)"),
     ("post_tool_use", "PostToolUse, an Edit (`sh hooks/launch.sh post_tool_use`)"),
-    ("stop", "Stop, extraction worker started detached (`sh hooks/launch.sh stop`)"),
+    ("stop", "Stop, handed to a detached process that starts the worker (`sh hooks/launch.sh stop`)"),
     ("direct_session_start_warm", "↳ SessionStart warm, same Python without launcher or uv"),
     ("direct_user_prompt_submit", "↳ UserPromptSubmit, same Python without launcher or uv"),
 ]
