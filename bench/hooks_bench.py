@@ -75,6 +75,7 @@ RATIO_TARGETS = {  # (case, records or None for every size) -> max median / the 
     ("stop", None): 2.5,
 }
 BARE = "bare_python"  # the case every ratio is taken against
+FLOOR = "floor_python"  # what any Python hook reading the store costs at least (bench/baselines/floor.py)
 
 
 def ratio_target(key: str, records: int) -> float | None:
@@ -496,6 +497,9 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
     cases = measure([
         Case(BARE, "bare interpreter: script-env python -c pass", [interp["script_python"]["user_prompt_submit"],
                                                                    "-c", "pass"], env, repo),
+        Case(FLOOR, "floor: script-env python reading its JSON, the store read-only, printing JSON",
+             [interp["script_python"]["user_prompt_submit"], os.path.join(BENCH, "baselines", "floor.py")], env, repo,
+             ss_payload),
         Case("session_start_warm", "SessionStart, warm digest cache", launch("session_start"), env, repo,
              ss_payload, warm_before, warm_after),
         Case("session_start_live", "SessionStart, digest built live", launch("session_start"), env, repo,
@@ -550,6 +554,8 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
 
 CASE_LABELS = [
     (BARE, "bare interpreter: the script environment's `python -c pass`, interleaved"),
+    (FLOOR, "floor: the same interpreter parsing the JSON, reading the store read-only, printing JSON "
+            "(`bench/baselines/floor.py`, nothing of agentctx)"),
     ("session_start_warm", "SessionStart, warm digest cache (`sh hooks/launch.sh session_start`)"),
     ("session_start_live", "SessionStart, digest built live (cache deleted before each run)"),
     ("user_prompt_submit", "UserPromptSubmit, 30 prompts cycled (`sh hooks/launch.sh user_prompt_submit`)"),
