@@ -5,6 +5,7 @@ Run from the repository root::
     uv run python bench/eval/transcripts.py                 # all 21 transcripts, the no-model path
     uv run python bench/eval/transcripts.py --model-input   # and a second replay with a key (fake API)
     uv run python bench/eval/transcripts.py --only 18-      # the transcripts whose name contains "18-"
+    uv run python bench/eval/transcripts.py --oracle-only   # only the oracle store (retrieval; no replay, ~minutes)
 
 The split lives in ``../shared/eval/transcripts-dev/`` (looked for next to the repository and above it,
 or ``--dev DIR``); it is never copied here. Without it the script says so and exits 0.
@@ -384,11 +385,11 @@ def _store(home: Path, project: Path):
     os.environ["AGENTCTX_HOME"] = str(home)
     from agentctx import paths
     from agentctx import project as project_mod
-    from agentctx.store import db
+    from agentctx.store import db, projects
 
     conn = db.connect(paths.db_path())
     proj = project_mod.detect(str(project))
-    project_mod.register(conn, proj)
+    projects.register(conn, proj)
     return conn, proj
 
 
@@ -744,6 +745,21 @@ def table(results: list[dict], total: dict, oracle_res: dict | None, command: st
     return "\n".join(lines) + "\n"
 
 
+def oracle_table(total: dict, oracle_res: dict, command: str) -> str:
+    """The oracle figures alone (``--oracle-only``)."""
+    lines = ["# Oracle memory (dev split): retrieval over exactly the labelled statements", "",
+             f"`{command}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Method: "
+             "../shared/eval/transcripts-dev/README.md, *oracle memory*.", "",
+             "| figure | value |", "|---|---|",
+             f"| oracle memory | {_ratio(*total['oracle_memory'])} |",
+             f"| foreign questions injecting anything (oracle) | {_ratio(*total['oracle_foreign'])} |",
+             "", "| transcript | oracle memory | foreign injected |", "|---|---|---|"]
+    for name, o in sorted(oracle_res.items()):
+        lines.append(f"| {name} | {_ratio(o['memory']['answered'], o['memory']['asked'])} | "
+                     f"{_ratio(o['foreign_injected'], o['foreign_asked'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def public(results: list[dict], oracle_res: dict | None) -> dict:
     """The figures without a word of the split (quotes, questions, record titles stay out of the repo)."""
     out = json.loads(json.dumps({"transcripts": results, "oracle": oracle_res}))
@@ -779,10 +795,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="only transcripts whose file name contains this")
     parser.add_argument("--model-input", action="store_true", help="also replay with a key against a fake API")
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle store")
+    parser.add_argument("--oracle-only", action="store_true",
+                        help="only the oracle store and the foreign questions (no replay; results in "
+                             "<name>-oracle unless --name is given)")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--name", default="transcripts", help="results file stem under bench/results")
+    parser.add_argument("--name", help="results file stem under bench/results (default: transcripts)")
     parser.add_argument("--detail", help="also write every detail (quotes included) to this file, outside the repo")
     args = parser.parse_args(argv)
+    if args.oracle_only and args.no_oracle:
+        parser.error("--oracle-only and --no-oracle exclude each other")
+    args.name = args.name or ("transcripts-oracle" if args.oracle_only else "transcripts")
     dev = find_dev(args.dev)
     if dev is None:
         print("bench/eval/transcripts: skipped, the labelled split ../shared/eval/transcripts-dev/ is not here")
@@ -800,8 +822,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{res['memory']['asked']}, {res['replay_s']}s", flush=True)
             return res
 
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(one, names))
+        results: list[dict] = []
+        if not args.oracle_only:
+            with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+                results = list(pool.map(one, names))
         oracle_res = None
         if not args.no_oracle:
             oracle_res = oracle(labels, {n: parse_lines(dev / "raw" / f"{n}.jsonl") for n in names}, work)
@@ -809,7 +833,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     total = summarize(results, oracle_res)
     command = "uv run python bench/eval/transcripts.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    md = table(results, total, oracle_res, command.strip())
+    md = (oracle_table(total, oracle_res, command.strip()) if args.oracle_only
+          else table(results, total, oracle_res, command.strip()))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.md").write_text(md)
     (RESULTS / f"{args.name}.json").write_text(json.dumps({"total": total, **public(results, oracle_res)},
