@@ -5,7 +5,7 @@ Run from the repository root::
     uv run python bench/eval/transcripts.py                 # all 21 transcripts, the no-model path
     uv run python bench/eval/transcripts.py --model-input   # and a second replay with a key (fake API)
     uv run python bench/eval/transcripts.py --only 18-      # the transcripts whose name contains "18-"
-    uv run python bench/eval/transcripts.py --oracle-only   # only the oracle store (retrieval; no replay, ~minutes)
+    uv run python bench/eval/transcripts.py --oracle-only   # only the oracle store (retrieval; no replay, ~5 min)
 
 The split lives in ``../shared/eval/transcripts-dev/`` (looked for next to the repository and above it,
 or ``--dev DIR``); it is never copied here. Without it the script says so and exits 0.
@@ -640,12 +640,16 @@ def oracle(labels: dict[str, dict], lines_by_file: dict[str, list], work: Path) 
         runner = Runner(home, project, hook_env(home))
         mem = answered(lab, recs, runner, "oracle")
         foreign = [q for other, q in questions if other != name]
-        injected = 0
+        injected = injected_new = 0
         for n, q in enumerate(foreign):
-            _, prompt = ask(runner, q, f"foreign-{n}", with_start=False)
+            _, prompt = ask(runner, q, f"foreign-{n}", with_start=False)  # the prompt's injection alone
             injected += bool(prompt)
+            # As a session asks it: after its SessionStart, whose records a prompt never injects again
+            _, prompt = ask(runner, q, f"foreign-started-{n}")
+            injected_new += bool(prompt)
         runner.wait_background()
-        per[name] = {"memory": mem, "foreign_asked": len(foreign), "foreign_injected": injected}
+        per[name] = {"memory": mem, "foreign_asked": len(foreign), "foreign_injected": injected,
+                     "foreign_injected_after_start": injected_new}
     return per
 
 
@@ -696,6 +700,8 @@ def summarize(results: list[dict], oracle_res: dict | None) -> dict:
                                 sum(o["memory"]["asked"] for o in oracle_res.values())]
         out["oracle_foreign"] = [sum(o["foreign_injected"] for o in oracle_res.values()),
                                  sum(o["foreign_asked"] for o in oracle_res.values())]
+        out["oracle_foreign_after_start"] = [sum(o["foreign_injected_after_start"] for o in oracle_res.values()),
+                                             sum(o["foreign_asked"] for o in oracle_res.values())]
     return out
 
 
@@ -726,6 +732,8 @@ def table(results: list[dict], total: dict, oracle_res: dict | None, command: st
     if "oracle_memory" in total:
         lines.append(f"| oracle memory | {_ratio(*total['oracle_memory'])} |")
         lines.append(f"| foreign questions injecting anything (oracle) | {_ratio(*total['oracle_foreign'])} |")
+        lines.append("| the same asked after a SessionStart (anything it had not shown) | "
+                     f"{_ratio(*total['oracle_foreign_after_start'])} |")
     lines += ["", "Records by source/type: " + ", ".join(f"{k} {v}" for k, v in sorted(total["noise"].items())), ""]
     lines += ["## Per transcript", "",
               "| transcript | recall | precision | handover | not stale | memory | model sees | records | junk | oracle |",
@@ -753,10 +761,13 @@ def oracle_table(total: dict, oracle_res: dict, command: str) -> str:
              "| figure | value |", "|---|---|",
              f"| oracle memory | {_ratio(*total['oracle_memory'])} |",
              f"| foreign questions injecting anything (oracle) | {_ratio(*total['oracle_foreign'])} |",
-             "", "| transcript | oracle memory | foreign injected |", "|---|---|---|"]
+             "| the same asked after a SessionStart (anything it had not shown) | "
+             f"{_ratio(*total['oracle_foreign_after_start'])} |",
+             "", "| transcript | oracle memory | foreign injected | after a SessionStart |", "|---|---|---|---|"]
     for name, o in sorted(oracle_res.items()):
         lines.append(f"| {name} | {_ratio(o['memory']['answered'], o['memory']['asked'])} | "
-                     f"{_ratio(o['foreign_injected'], o['foreign_asked'])} |")
+                     f"{_ratio(o['foreign_injected'], o['foreign_asked'])} | "
+                     f"{_ratio(o['foreign_injected_after_start'], o['foreign_asked'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -833,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     total = summarize(results, oracle_res)
     if args.oracle_only:  # no replay: the capture figures would be zeros, not measurements
-        total = {k: total[k] for k in ("oracle_memory", "oracle_foreign")}
+        total = {k: total[k] for k in ("oracle_memory", "oracle_foreign", "oracle_foreign_after_start")}
     command = "uv run python bench/eval/transcripts.py " + " ".join(argv if argv is not None else sys.argv[1:])
     md = (oracle_table(total, oracle_res, command.strip()) if args.oracle_only
           else table(results, total, oracle_res, command.strip()))
