@@ -75,6 +75,24 @@ class Paths:
         _, ids, tokens = turn.select(self.conn, pid, f"eval-session-{self.session}", prompt)
         return ids, tokens
 
+    def in_session(self, proj, prompt: str) -> tuple[list[str], list[str]]:
+        """(the SessionStart digest's record ids, what the prompt then injects): a new session as the hooks see
+        it, where a prompt never injects again what SessionStart showed."""
+        from agentctx.injection import digest, turn
+        from agentctx.store import sessions
+
+        self.session += 1
+        sid = f"eval-session-{self.session}"
+        start = digest.build(self.conn, proj)
+        self.conn.execute("SAVEPOINT eval_session")  # the accounting touches records: undone, so no prompt
+        try:  # sees another's use
+            sessions.account(self.conn, sid, proj.id, "SessionStart", start.record_ids, start.tokens)
+            _, ids, _ = turn.select(self.conn, proj.id, sid, prompt)
+        finally:
+            self.conn.execute("ROLLBACK TO eval_session")
+            self.conn.execute("RELEASE eval_session")
+        return start.record_ids, ids
+
     def hybrid(self, pid: str, prompt: str) -> list[str]:
         from agentctx.consolidation import hybrid
 
@@ -245,6 +263,8 @@ def run_coding(conn, hybrid: bool) -> dict:
     stale = {name: 0 for name in tallies}
     inj = Injections()
     misses: list[dict] = []
+    projects = {p["name"]: coding.project_of(p["name"], p["remote"]) for p in data["projects"]}
+    session: dict[bool, list[bool]] = {False: [], True: []}  # answerable: answered; unrelated: silent
     for p in data["prompts"]:
         pid, ids = built[p["project"]]
         want = {ids[k] for k in p.get("answer", [])}
@@ -258,12 +278,16 @@ def run_coding(conn, hybrid: bool) -> dict:
                     misses.append({"prompt": p["prompt"], "rank": rank})
         (rids, tokens), ms = timed(paths.injected, pid, p["prompt"])
         inj.add(kind, rids, tokens, want, superseded, ms)
+        shown, rids = paths.in_session(projects[p["project"]], p["prompt"])
+        session[kind in coding.UNRELATED].append(bool(want & set(shown + rids)) if want else not rids)
     set_clock(saved)
     out: dict = {"prompts": len(data["prompts"]), "records": sum(len(p["records"]) for p in data["projects"]),
                  "projects": len(data["projects"])}
     for name, tally in tallies.items():
         out[name] = {**tally.report(), "stale_top3": stale[name]}
     out["injected"] = inj.report()
+    out["in_session"] = {"answered": round(statistics.fmean(session[False]), 3),
+                         "unrelated_silent": round(statistics.fmean(session[True]), 3)}
     out["hot_misses_top3"] = misses
     return out
 
@@ -336,6 +360,10 @@ def markdown(out: dict) -> list[str]:
         for k in (*coding.UNRELATED, "all"):
             if k in u:
                 md.append(f"| {k} | {u[k]['n']} | {u[k]['silent']:.3f} | {u[k]['tokens_per_prompt']} |")
+        s = co["in_session"]
+        md += ["", "As a session sees it (a new session per prompt: its SessionStart digest, then the prompt, which "
+               "never injects again what SessionStart showed): answerable prompts with an answer in the digest or "
+               f"the injection {s['answered']:.3f}; unrelated prompts with nothing new injected {s['unrelated_silent']:.3f}."]
     return md
 
 

@@ -5,6 +5,7 @@ Run from the repository root::
     uv run python bench/eval/transcripts.py                 # all 21 transcripts, the no-model path
     uv run python bench/eval/transcripts.py --model-input   # and a second replay with a key (fake API)
     uv run python bench/eval/transcripts.py --only 18-      # the transcripts whose name contains "18-"
+    uv run python bench/eval/transcripts.py --oracle-only   # only the oracle store (retrieval; no replay, ~5 min)
 
 The split lives in ``../shared/eval/transcripts-dev/`` (looked for next to the repository and above it,
 or ``--dev DIR``); it is never copied here. Without it the script says so and exits 0.
@@ -639,12 +640,16 @@ def oracle(labels: dict[str, dict], lines_by_file: dict[str, list], work: Path) 
         runner = Runner(home, project, hook_env(home))
         mem = answered(lab, recs, runner, "oracle")
         foreign = [q for other, q in questions if other != name]
-        injected = 0
+        injected = injected_new = 0
         for n, q in enumerate(foreign):
-            _, prompt = ask(runner, q, f"foreign-{n}", with_start=False)
+            _, prompt = ask(runner, q, f"foreign-{n}", with_start=False)  # the prompt's injection alone
             injected += bool(prompt)
+            # As a session asks it: after its SessionStart, whose records a prompt never injects again
+            _, prompt = ask(runner, q, f"foreign-started-{n}")
+            injected_new += bool(prompt)
         runner.wait_background()
-        per[name] = {"memory": mem, "foreign_asked": len(foreign), "foreign_injected": injected}
+        per[name] = {"memory": mem, "foreign_asked": len(foreign), "foreign_injected": injected,
+                     "foreign_injected_after_start": injected_new}
     return per
 
 
@@ -695,6 +700,8 @@ def summarize(results: list[dict], oracle_res: dict | None) -> dict:
                                 sum(o["memory"]["asked"] for o in oracle_res.values())]
         out["oracle_foreign"] = [sum(o["foreign_injected"] for o in oracle_res.values()),
                                  sum(o["foreign_asked"] for o in oracle_res.values())]
+        out["oracle_foreign_after_start"] = [sum(o["foreign_injected_after_start"] for o in oracle_res.values()),
+                                             sum(o["foreign_asked"] for o in oracle_res.values())]
     return out
 
 
@@ -725,6 +732,8 @@ def table(results: list[dict], total: dict, oracle_res: dict | None, command: st
     if "oracle_memory" in total:
         lines.append(f"| oracle memory | {_ratio(*total['oracle_memory'])} |")
         lines.append(f"| foreign questions injecting anything (oracle) | {_ratio(*total['oracle_foreign'])} |")
+        lines.append("| the same asked after a SessionStart (anything it had not shown) | "
+                     f"{_ratio(*total['oracle_foreign_after_start'])} |")
     lines += ["", "Records by source/type: " + ", ".join(f"{k} {v}" for k, v in sorted(total["noise"].items())), ""]
     lines += ["## Per transcript", "",
               "| transcript | recall | precision | handover | not stale | memory | model sees | records | junk | oracle |",
@@ -741,6 +750,24 @@ def table(results: list[dict], total: dict, oracle_res: dict | None, command: st
             f"{_ratio(r['memory']['answered'], r['memory']['asked'])} | "
             f"{_ratio(seen['seen'], seen['statements']) if seen else '–'} | {r['records']} | {len(r['junk'])} | "
             f"{_ratio(orc['memory']['answered'], orc['memory']['asked']) if orc else '–'} |")
+    return "\n".join(lines) + "\n"
+
+
+def oracle_table(total: dict, oracle_res: dict, command: str) -> str:
+    """The oracle figures alone (``--oracle-only``)."""
+    lines = ["# Oracle memory (dev split): retrieval over exactly the labelled statements", "",
+             f"`{command}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Method: "
+             "../shared/eval/transcripts-dev/README.md, *oracle memory*.", "",
+             "| figure | value |", "|---|---|",
+             f"| oracle memory | {_ratio(*total['oracle_memory'])} |",
+             f"| foreign questions injecting anything (oracle) | {_ratio(*total['oracle_foreign'])} |",
+             "| the same asked after a SessionStart (anything it had not shown) | "
+             f"{_ratio(*total['oracle_foreign_after_start'])} |",
+             "", "| transcript | oracle memory | foreign injected | after a SessionStart |", "|---|---|---|---|"]
+    for name, o in sorted(oracle_res.items()):
+        lines.append(f"| {name} | {_ratio(o['memory']['answered'], o['memory']['asked'])} | "
+                     f"{_ratio(o['foreign_injected'], o['foreign_asked'])} | "
+                     f"{_ratio(o['foreign_injected_after_start'], o['foreign_asked'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -779,10 +806,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="only transcripts whose file name contains this")
     parser.add_argument("--model-input", action="store_true", help="also replay with a key against a fake API")
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle store")
+    parser.add_argument("--oracle-only", action="store_true",
+                        help="only the oracle store and the foreign questions (no replay; results in "
+                             "<name>-oracle unless --name is given)")
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--name", default="transcripts", help="results file stem under bench/results")
+    parser.add_argument("--name", help="results file stem under bench/results (default: transcripts)")
     parser.add_argument("--detail", help="also write every detail (quotes included) to this file, outside the repo")
     args = parser.parse_args(argv)
+    if args.oracle_only and args.no_oracle:
+        parser.error("--oracle-only and --no-oracle exclude each other")
+    args.name = args.name or ("transcripts-oracle" if args.oracle_only else "transcripts")
     dev = find_dev(args.dev)
     if dev is None:
         print("bench/eval/transcripts: skipped, the labelled split ../shared/eval/transcripts-dev/ is not here")
@@ -800,16 +833,21 @@ def main(argv: list[str] | None = None) -> int:
                   f"{res['memory']['asked']}, {res['replay_s']}s", flush=True)
             return res
 
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(one, names))
+        results: list[dict] = []
+        if not args.oracle_only:
+            with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+                results = list(pool.map(one, names))
         oracle_res = None
         if not args.no_oracle:
             oracle_res = oracle(labels, {n: parse_lines(dev / "raw" / f"{n}.jsonl") for n in names}, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     total = summarize(results, oracle_res)
+    if args.oracle_only:  # no replay: the capture figures would be zeros, not measurements
+        total = {k: total[k] for k in ("oracle_memory", "oracle_foreign", "oracle_foreign_after_start")}
     command = "uv run python bench/eval/transcripts.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    md = table(results, total, oracle_res, command.strip())
+    md = (oracle_table(total, oracle_res, command.strip()) if args.oracle_only
+          else table(results, total, oracle_res, command.strip()))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.md").write_text(md)
     (RESULTS / f"{args.name}.json").write_text(json.dumps({"total": total, **public(results, oracle_res)},

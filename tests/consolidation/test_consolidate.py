@@ -204,6 +204,19 @@ def test_the_digest_follows_the_consolidated_ranking_and_new_records_come_first(
     assert live.record_ids[0] == fresh["id"] and live.tokens <= 1500
 
 
+def test_the_ranking_covers_what_the_decisions_section_shows_a_project_preference_too(home, conn, proj, monkeypatch):
+    """The pass ranks the decisions section's records (``digest.in_force``): this project's own preference is
+    ranked with the decisions, a cross-project one is not (the developer profile shows it)."""
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(home / "no-model-here"))
+    decision = add(conn, proj, "decision", "Use PostgreSQL 16 for the main database")
+    own = records.add(conn, proj.id, type="preference", scope="project", title="The UI stays in light mode")
+    everywhere = records.add(conn, proj.id, type="preference", scope="global", title="Answer in short sentences")
+    report = consolidate.run(proj)
+    assert report["status"] == "ok" and report["steps"]["digest"]["ranked"] == 2
+    ranked = json.loads(Path(digest.rank_path(proj.id)).read_text())["ids"]
+    assert set(ranked) == {decision["id"], own["id"]} and everywhere["id"] not in ranked
+
+
 def test_two_passes_at_once_one_runs(home, conn, proj, model):
     held = flight.Lock("consolidate")
     assert held.acquire()

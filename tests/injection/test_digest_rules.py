@@ -238,6 +238,33 @@ def test_only_the_newest_handover_is_shown(conn, proj, home):
     assert older["id"] not in "\n".join(lines)
 
 
+def test_a_preference_stated_for_this_project_only_is_shown_among_the_decisions(conn, proj, home):
+    """A project-scoped preference is a rule in force here: the decisions section shows it with its type; a
+    cross-project one stays in the developer profile only, another project's own one is not shown."""
+    here = records.add(conn, proj.id, type="preference", scope="project", title="The UI stays in light mode")
+    everywhere = records.add(conn, proj.id, type="preference", scope="global", title="Answer in short sentences")
+    elsewhere = records.add(conn, OTHER, type="preference", scope="project", title="Tabs, not spaces")
+    text = digest.build(conn, proj, sections=list(HEADINGS), cap=10**6).text
+    decisions = "\n".join(section_of(text, "decisions"))
+    assert "- [preference] The UI stays in light mode (" in decisions and here["id"] in decisions
+    assert everywhere["id"] not in decisions and everywhere["id"] in "\n".join(section_of(text, "developer"))
+    assert elsewhere["id"] not in text
+    assert here["id"] in digest.build(conn, proj).record_ids, "shown by the default digest too"
+
+
+def test_the_decisions_section_reads_40_of_this_projects_own_preferences_like_any_other_type(conn, proj, home):
+    """``in_force`` reads up to 40 of each type in ranking order; global preferences of this project are not
+    read there, so they cannot take a project preference's place among the 40."""
+    for i in range(41):
+        records.add(conn, proj.id, type="preference", scope="global", title=f"Global habit {i}",
+                    recorded_at=f"2026-04-{i % 28 + 1:02d}T00:00:00Z")
+    own = [records.add(conn, proj.id, type="preference", scope="project", title=f"Project habit {i}",
+                       recorded_at=f"2026-03-{i % 28 + 1:02d}T00:00:00Z") for i in range(41)]
+    read = digest.in_force(conn, proj.id, limit=40)
+    assert len(read) == 40 and {r["scope"] for r in read} == {"project"}
+    assert {r["id"] for r in read} <= {r["id"] for r in own}
+
+
 @pytest.mark.parametrize("name", ["decisions", "conventions"])
 def test_the_ranking_orders_the_40_best_records_and_a_41st_is_not_read(conn, proj, home, name):
     """The consolidation ranking lists all 41 records, worst first: the section starts with the 40th best (the

@@ -142,6 +142,16 @@ def test_active_leaves_out_other_projects_and_their_global_records_unless_asked(
     assert theirs not in {r["id"] for r in records.current(conn, P1)}
 
 
+def test_active_reads_the_project_scoped_types_only_where_their_scope_is_project(conn):
+    """``project_scoped``: those types are read only with scope ``project``; the other types at any scope."""
+    own = records.add(conn, P1, type="preference", scope="project", title="The UI stays in light mode")
+    records.add(conn, P1, type="preference", scope="global", title="Answer in short sentences")
+    rule = records.add(conn, P1, type="decision", scope="global", title="Money is integer cents")
+    got = records.active(conn, P1, ["decision", "preference"], project_scoped=["preference"])
+    assert {r["id"] for r in got} == {own["id"], rule["id"]}
+    assert len(records.active(conn, P1, ["decision", "preference"])) == 3
+
+
 def test_active_orders_pinned_first_then_by_score_then_newest(conn):
     """Across two types (the merged read) and within one (the named ``rank`` order)."""
     made = {}

@@ -275,7 +275,7 @@ class Pass:
         from agentctx.injection import digest
         from agentctx.store import search
 
-        recs = records.active(self.conn, self.proj.id, ["decision", "convention"], limit=RANK_IDS)
+        recs = digest.in_force(self.conn, self.proj.id, limit=RANK_IDS)
         if not recs:
             self.report["steps"]["digest"] = {"ranked": 0}
             return
@@ -283,7 +283,7 @@ class Pass:
         rankings = [([r["id"] for r in recs], 1.0)]
         allowed = {r["id"] for r in recs}
         if focus:
-            hits = search.search(self.conn, self.proj.id, focus, limit=RANK_IDS, types=["decision", "convention"])
+            hits = search.search(self.conn, self.proj.id, focus, limit=RANK_IDS, types=sorted({r["type"] for r in recs}))
             rankings.append(([h.record["id"] for h in hits if h.record["id"] in allowed], hybrid.FTS_WEIGHT))
             if self.store is not None and self.embedder is not None:
                 near = hybrid.vector_ids(self.store, self.embedder, self.proj.id, focus, RANK_IDS * 2)

@@ -1,9 +1,9 @@
 """The SessionStart digest (ADR-007): stable project context under a hard 1,500-token cap.
 
-Composition, in order: project profile, decisions and conventions in force, the last
-handover, the developer profile, and a one-line hint of what else is searchable. Each
-section has its own budget; the whole is then capped, cut from the bottom at record
-boundaries. A digest precomputed at SessionEnd is used when the store has not changed
+Composition, in order: project profile, decisions and conventions in force (with the
+preferences stated for this project only), the last handover, the developer profile, and a one-line
+hint of what else is searchable. Each section has its own budget; the whole is then capped, cut from
+the bottom at record boundaries. A digest precomputed at SessionEnd is used when the store has not changed
 since (same generation), otherwise it is built live (a few indexed queries).
 """
 
@@ -57,13 +57,20 @@ def _section(heading: str, recs: list[dict], budget: int, body_chars: int, show_
     return kept, [r["id"] for r in recs[: len(kept) - 1]]
 
 
+def in_force(conn: sqlite3.Connection, project_id: str, *, limit: int) -> list[dict]:
+    """The decisions section's records before the consolidated ranking orders them: the project's decisions and
+    conventions, and the preferences stated for this project only (shown with their type). The developer
+    profile shows the cross-project preferences; without this no section would show a project's own."""
+    own = kinds.in_digest_section("developer")
+    return records.active(conn, project_id, kinds.in_digest_section("decisions") + own, limit=limit, project_scoped=own)
+
+
 def _plan(conn: sqlite3.Connection, proj: project.Project, name: str) -> tuple[str, list[dict], bool]:
     """(heading, records, show the type) of one section."""
     if name == "profile":
         return f"## Project profile: {render.escape(proj.name)}", records.active(conn, proj.id, kinds.in_digest_section("profile"), limit=20), False
     if name == "decisions":
-        return ("## Decisions and conventions in force",
-                ranked(proj.id, records.active(conn, proj.id, kinds.in_digest_section("decisions"), limit=40)), True)
+        return "## Decisions and conventions in force", ranked(proj.id, in_force(conn, proj.id, limit=40)), True
     if name == "conventions":
         return "## Conventions in force", ranked(proj.id, records.active(conn, proj.id, ["convention"], limit=40)), False
     if name == "handover":

@@ -299,20 +299,24 @@ def active(
     *,
     limit: int = 50,
     include_global: bool = False,
+    project_scoped: Iterable[str] = (),
 ) -> list[dict]:
     """Current records in ranking order (pinned first, then by stored score and recency).
 
     With types given, each type is read in ranking order from the ``records_active_rank``
-    index (no sort of every current record) and the lists are merged: the digest's read.
+    index (no sort of every current record) and the lists are merged: the digest's read. Records of
+    the ``project_scoped`` types among them are read only where their scope is ``project``.
     """
     types = list(types or [])
     if not types:
         return current(conn, project_id, include_global=include_global, limit=limit)
     order = f"ORDER BY {_ORDERS['rank']} LIMIT ?"
     found: dict[str, dict] = {}
+    scoped = set(project_scoped)
     for rtype in types:
+        scope = " AND scope = 'project'" if rtype in scoped else ""
         for row in conn.execute(
-            f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND {current_sql()} {order}",
+            f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ?{scope} AND {current_sql()} {order}",
             (project_id, rtype, limit),
         ):
             found[row["id"]] = dict(row)
