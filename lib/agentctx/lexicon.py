@@ -42,19 +42,25 @@ def tokens(text: str) -> list[str]:
 
 def joined(text: str) -> list[str]:
     """Hyphenated compounds of ``text`` written as one word ("de-stress" → "destress"), folded."""
+    if "-" not in text:
+        return []
     out = (fold(m.group(0).replace("-", "")) for m in _HYPHENATED.finditer(text))
     return list(dict.fromkeys(w for w in out if len(w) <= MAX_JOINED))
 
 
-def variants(text: str) -> list[str]:
+def variants(text: str, toks: list[str] | None = None) -> list[str]:
     """Distinct spellings ``text`` implies but does not contain: joined hyphenated compounds and the
-    parts of camelCase / PascalCase identifiers (parts shorter than MIN_PART are dropped)."""
+    parts of camelCase / PascalCase identifiers (parts shorter than MIN_PART are dropped). ``toks``:
+    ``tokens(text)`` when the caller has them already."""
     out: dict[str, None] = dict.fromkeys(joined(text))
-    for m in _IDENT.finditer(text):
-        for part in _CAMEL_PART.findall(m.group(0)):
-            if len(part) >= MIN_PART:
-                out[fold(part)] = None
-    present = set(tokens(text))
+    if not text.islower():  # an identifier needs an upper-case letter
+        for m in _IDENT.finditer(text):
+            for part in _CAMEL_PART.findall(m.group(0)):
+                if len(part) >= MIN_PART:
+                    out[fold(part)] = None
+    if not out:
+        return []
+    present = set(tokens(text) if toks is None else toks)
     return [w for w in out if w not in present]
 
 

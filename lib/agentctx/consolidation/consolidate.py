@@ -138,7 +138,7 @@ class Pass:
             if not rows:
                 break
             last_seq = rows[-1]["seq"]
-            vecs = encode_records(emb, rows, [expansion_queue.neighbours(self.conn, r) for r in rows])
+            vecs = encode_records(emb, rows, expansion_queue.neighbours_of(self.conn, rows))
             self.store.upsert([(r["id"], r["project_id"], r["type"], to_blob(v)) for r, v in zip(rows, vecs, strict=True)])
             with db.transaction(self.conn):  # only records unchanged since they were read
                 embedding_queue.mark_done(self.conn, emb.tag, rows)
