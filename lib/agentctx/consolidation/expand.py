@@ -42,14 +42,17 @@ COMPACT_AFTER = 500  # records expanded in one pass from which the full-text ind
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z]{4,}(?![\w-])")  # a word written in lowercase: not a name
 
 
-def _stems(rec: dict) -> list[str]:
+def _stems(rec: dict, toks: list[str] | None = None, stems: list[str] | None = None) -> list[str]:
     """The first distinct content-word stems of a record's title and body, in order: enough for
-    ``context_of`` (2 × CONTEXT_WORDS: at most CONTEXT_WORDS of them can be taken by another neighbour)."""
+    ``context_of`` (2 × CONTEXT_WORDS: at most CONTEXT_WORDS of them can be taken by another neighbour).
+    ``toks`` and ``stems``: the text's tokens and their stems, when the caller has them."""
+    if toks is None:
+        toks = lexicon.tokens(f"{rec['title']}\n{rec['body']}")
     out: dict[str, None] = {}
-    for tok in lexicon.tokens(f"{rec['title']}\n{rec['body']}"):
+    for tok, st in zip(toks, lexicon.stems(toks) if stems is None else stems, strict=True):
         if tok in STOPWORDS or len(tok) < 2:
             continue
-        out[lexicon.stem(tok)] = None
+        out[st] = None
         if len(out) >= 2 * CONTEXT_WORDS:
             break
     return list(out)
@@ -61,13 +64,13 @@ class _Stems:
     def __init__(self, size: int = 8192):
         self.size, self.kept = size, {}
 
-    def __call__(self, rec: dict) -> list[str]:
+    def __call__(self, rec: dict, toks: list[str] | None = None, stems: list[str] | None = None) -> list[str]:
         key = (rec["title"], rec["body"])
         got = self.kept.get(key)
         if got is None:
             if len(self.kept) >= self.size:
                 self.kept.clear()
-            got = self.kept[key] = _stems(rec)
+            got = self.kept[key] = _stems(rec, toks, stems)
         return got
 
 
@@ -92,12 +95,15 @@ def content_words(text: str) -> list[str]:
     return [w for w in dict.fromkeys(_LOWER_WORD.findall(text)) if w not in STOPWORDS]
 
 
-def terms_of(text: str, similar: dict[str, list[str]], words: list[str] | None = None) -> str:
-    """``lexicon.variants`` of ``text`` plus the vocabulary neighbours of its content words (``words``,
-    when already worked out) that it does not already hold (by stem)."""
-    toks = lexicon.tokens(text)
+def terms_of(text: str, similar: dict[str, list[str]], words: list[str] | None = None,
+             toks: list[str] | None = None, stems: list[str] | None = None) -> str:
+    """``lexicon.variants`` of ``text`` plus the vocabulary neighbours of its content words that it does
+    not already hold (by stem). ``words``, ``toks``, ``stems``: its content words, tokens and their stems,
+    when the caller has them."""
+    if toks is None:
+        toks = lexicon.tokens(text)
     out = dict.fromkeys(lexicon.variants(text, toks))
-    have = {lexicon.stem(t) for t in toks}
+    have = set(lexicon.stems(toks) if stems is None else stems)
     added = 0
     for word in content_words(text) if words is None else words:
         for near in similar.get(word, ()):
@@ -137,7 +143,12 @@ def run(conn, *, embedder=None, out_of_time=lambda: False, dry_run: bool = False
                 held.update(counts)
             limit = max(COMMON_SHARE * total_records(conn), COMMON_MIN)
             similar = {w: [n for n in ws if held.get(n, 0) <= limit] for w, ws in similar.items()}
-        terms = {rec["seq"]: terms_of(text, similar, ws) for (rec, text), ws in zip(todo, words, strict=True)}
+        terms = {}
+        for (rec, text), ws in zip(todo, words, strict=True):
+            toks = lexicon.tokens(text)
+            st = lexicon.stems(toks)
+            stems(rec, toks, st)  # kept for the contexts of its neighbours (and its own as one)
+            terms[rec["seq"]] = terms_of(text, similar, ws, toks, st)
         sides = expansion_queue.neighbours_of(conn, rows)
         batch_seqs = {r["seq"] for r in rows}
         refresh = [(rec, before) for rec, (before, _) in zip(rows, sides, strict=True)
