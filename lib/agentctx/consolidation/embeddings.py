@@ -189,11 +189,17 @@ def text_for(rec: dict) -> str:
 CONTEXT_SHARE = 0.15  # each session neighbour's share in a record's vector
 
 
-def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[dict | None, dict | None]]):
+KNOWN_TEXTS = 4096  # texts whose vectors encode_records keeps for the next batches (1 MB per 1,000 at 256 dims)
+
+
+def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[dict | None, dict | None]],
+                   known: dict | None = None):
     """Unit vectors of records embedded with their context: own text plus CONTEXT_SHARE of each neighbour
     in its session (the records just before and after), so a turn that answers a question recorded
     just before it carries some of that question's meaning. Each distinct record is encoded once: a
-    neighbour that is in ``recs`` too (nearly all are, batches being runs of ``seq``) reuses its vector."""
+    neighbour that is in ``recs`` too (nearly all are, batches being runs of ``seq``) reuses its vector.
+    ``known`` ({text: vector}, kept by the caller across batches) spares encoding a text again: a
+    neighbour in the previous batch or the next one (a text's vector does not depend on its batch)."""
     import numpy as np
 
     def key(rec: dict):
@@ -206,7 +212,19 @@ def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[
             if n and key(n) not in row_of:
                 row_of[key(n)] = len(texts)
                 texts.append(text_for(n))
-    vecs = embedder.encode(texts)
+    if known is None:
+        vecs = embedder.encode(texts)
+    else:
+        missing = [i for i, t in enumerate(texts) if t not in known]
+        vecs = np.empty((len(texts), embedder.dim), dtype=np.float32)
+        if missing:
+            vecs[missing] = embedder.encode([texts[i] for i in missing])
+        for i, text in enumerate(texts):
+            if text in known:
+                vecs[i] = known[text]
+        if len(known) + len(texts) > KNOWN_TEXTS:
+            known.clear()
+        known.update(zip(texts, vecs.copy(), strict=True))
     out = vecs[: len(recs)].copy()
     for i, pair in enumerate(neighbours):
         for n in pair:
