@@ -87,25 +87,48 @@ def _content(rec: dict) -> str:
     return f"{rec['title']}\n{rec.get('body') or ''}"
 
 
-def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0) -> bool:
-    """The no-model rule: content cosine > STRICT_THRESHOLD, most words and every number shared."""
+def _facts(rec: dict, memo: dict | None) -> tuple[set, set, set]:
+    """(content words, numbers, title words) of a record, kept in ``memo`` (one pass meets a record in
+    many candidate pairs)."""
     import re
 
     from agentctx.store.search import terms
 
-    wa, wb = set(terms(_content(a))), set(terms(_content(b)))
-    nums = re.compile(r"\d+(?:\.\d+)*")
-    if set(nums.findall(_content(a))) != set(nums.findall(_content(b))):
+    key = (rec["title"], rec.get("body") or "")
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        content = _content(rec)
+        got = (set(terms(content)), set(re.findall(r"\d+(?:\.\d+)*", content)), set(terms(rec["title"])))
+        if memo is not None:
+            memo[key] = got
+    return got
+
+
+def _vector(embedder, rec: dict, memo: dict | None):
+    """The content's vector (a text's vector does not depend on what it is encoded with), kept in ``memo``."""
+    key = ("vector", _content(rec))
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        got = embedder.encode([key[1]])[0]
+        if memo is not None:
+            memo[key] = got
+    return got
+
+
+def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0, memo: dict | None = None) -> bool:
+    """The no-model rule: content cosine > STRICT_THRESHOLD, most words and every number shared. ``memo``:
+    a dict the caller keeps across pairs."""
+    wa, na, ta = _facts(a, memo)
+    wb, nb, tb = _facts(b, memo)
+    if na != nb:
         return False
     if not (wa & wb) or len(wa & wb) / len(wa | wb) < MIN_WORD_OVERLAP:  # no shared word (or none at all)
         return False
-    ta, tb = set(terms(a["title"])), set(terms(b["title"]))
     if ta != tb and len(ta & tb) / len(ta | tb) < MIN_TITLE_OVERLAP:
         return False
     if embedder is None:
         return stored_sim > STRICT_THRESHOLD
-    va, vb = embedder.encode([_content(a), _content(b)])
-    return float(va @ vb) > STRICT_THRESHOLD
+    return float(_vector(embedder, a, memo) @ _vector(embedder, b, memo)) > STRICT_THRESHOLD
 
 
 def survivor_of(a: dict, b: dict) -> tuple[dict, dict]:
@@ -133,6 +156,7 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
     import time
 
     merges: list[dict] = []
+    memo: dict = {}  # strictly_same's facts and vectors of the records met
     for rtype in TYPES:
         todo = store.unchecked(project_id, rtype)
         if not todo:
@@ -158,10 +182,10 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
                     how = "haiku"
                 except Exception as exc:  # LLMError, network: fall back to the strict threshold
                     log("consolidate", f"dedup confirmation failed ({type(exc).__name__}: {exc}); strict threshold instead")
-                    same, how = strictly_same(a, b, embedder, sim), "strict"
+                    same, how = strictly_same(a, b, embedder, sim, memo), "strict"
                     client = None
             else:
-                same, how = strictly_same(a, b, embedder, sim), "strict"
+                same, how = strictly_same(a, b, embedder, sim, memo), "strict"
             if not same:
                 continue
             keep, dup = a, b
