@@ -144,3 +144,30 @@ def test_a_second_pass_with_nothing_new_redoes_nothing(home, conn, proj, monkeyp
     assert first["status"] == "ok" and first["steps"]["expand"]["expanded"] == 30
     second = consolidate.run(proj)
     assert second["steps"]["expand"]["expanded"] == 0 and second["steps"]["embeddings"]["embedded"] == 0
+
+
+def merge_would_work(conn: sqlite3.Connection) -> bool:
+    """Whether FTS5 finds segments to merge (run in a transaction that is rolled back)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        before = conn.total_changes
+        conn.execute("INSERT INTO records_fts(records_fts, rank) VALUES ('merge', -1000)")
+        return conn.total_changes - before >= 2
+    finally:
+        conn.execute("ROLLBACK")
+
+
+def test_the_index_is_merged_in_short_transactions_into_what_optimize_gives(conn: sqlite3.Connection,
+                                                                            proj: project.Project) -> None:
+    from agentctx.store import search
+
+    for i in range(60):
+        add(conn, proj, f"Gateway timeout number {i}", f"retry budget {i} for the payment gateway", session_id="s1")
+    for seq in [r[0] for r in conn.execute("SELECT seq FROM records")]:  # one small segment per update
+        conn.execute("UPDATE records SET terms = 'gateways' WHERE seq = ?", (seq,))
+    assert merge_would_work(conn)
+    found = [h.record["id"] for h in search.search(conn, proj.id, "gateway timeout retry", limit=20)]
+    calls = expansion_queue.compact_index(conn)
+    assert calls >= 2 and not merge_would_work(conn)
+    conn.execute("INSERT INTO records_fts(records_fts, rank) VALUES ('integrity-check', 1)")
+    assert [h.record["id"] for h in search.search(conn, proj.id, "gateway timeout retry", limit=20)] == found
