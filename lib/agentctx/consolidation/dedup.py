@@ -28,9 +28,7 @@ STRICT_THRESHOLD = 0.96
 TYPES = kinds.MERGED_TYPES
 MIN_WORD_OVERLAP = 0.8  # Jaccard of content words, for merges without a model's confirmation
 MIN_TITLE_OVERLAP = 0.85  # ... and of the titles' words ("no emojis for deploy" ≠ "no emojis for media")
-BLOCK = 128  # rows per similarity block at least: memory stays O(block × n)
-BLOCK_MAX = 1024
-BLOCK_CELLS = 6_000_000  # a block holds at most this many similarities (24 MB of float32) beyond BLOCK rows
+SQUARE = 2048  # rows and columns of one similarity block: memory stays at 16 MB of float32
 NEIGHBOURS = 3  # candidates per record
 MAX_PAIRS = 2000  # per project and type and pass; the rest waits for the next pass
 
@@ -46,29 +44,49 @@ def candidates(record_ids: list[str], matrix, threshold: float = THRESHOLD,
                only: set[str] | None = None) -> list[tuple[float, str, str]]:
     """(similarity, id a, id b) above ``threshold``, most similar first: each record's NEIGHBOURS
     nearest only, at most MAX_PAIRS (templated text can make every pair similar). With ``only``,
-    just those records are compared (with all): the others were compared by an earlier pass."""
+    just those records are compared (with all): the others were compared by an earlier pass.
+
+    Each pair of compared records is computed once (blocks of them against each other, upper triangle,
+    read both ways), not once from each side; memory stays at one SQUARE × SQUARE block."""
     import numpy as np
 
-    found: dict[tuple[str, str], float] = {}
     n = len(record_ids)
-    k = min(NEIGHBOURS, n)  # itself among them when n <= NEIGHBOURS: its -inf never passes the threshold
-    rows_of = [i for i, rid in enumerate(record_ids) if only is None or rid in only]
-    block = max(BLOCK, min(BLOCK_MAX, BLOCK_CELLS // max(n, 1)))  # fewer, larger products: BLAS runs faster
-    for start in range(0, len(rows_of), block):
-        idx = np.asarray(rows_of[start:start + block])
-        sims = matrix[idx] @ matrix.T
-        sims[np.arange(len(idx)), idx] = -np.inf  # not itself, whatever the threshold
+    k = min(NEIGHBOURS, n)
+    rows = np.asarray([i for i, rid in enumerate(record_ids) if only is None or rid in only], dtype=np.int64)
+    near: dict[int, list[tuple[float, int]]] = {}  # row -> (similarity, column) above the threshold, best k per block
+
+    def keep(sims, row_ids, col_ids) -> None:
         hit = np.flatnonzero((sims > threshold).any(axis=1))  # most rows have no neighbour that close
         if not hit.size:
-            continue
-        sims, idx = sims[hit], idx[hit]
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for i, js in enumerate(top):
-            for j in js:
-                sim = float(sims[i, j])
-                if sim > threshold:
-                    a, b = record_ids[int(idx[i])], record_ids[int(j)]
-                    found[(a, b) if a < b else (b, a)] = sim
+            return
+        part = sims[hit]
+        top = np.argpartition(-part, min(k, part.shape[1]) - 1, axis=1)[:, :k]
+        for i, js in zip(hit, top, strict=True):
+            got = near.setdefault(int(row_ids[i]), [])
+            got.extend((float(sims[i, j]), int(col_ids[j])) for j in js if sims[i, j] > threshold)
+
+    if rows.size and n > 1:
+        rest = np.setdiff1d(np.arange(n), rows, assume_unique=True)
+        parts = [rows[s:s + SQUARE] for s in range(0, len(rows), SQUARE)]
+        for a, part in enumerate(parts):
+            left = matrix[part]
+            for b in range(a, len(parts)):
+                other = parts[b]
+                sims = left @ matrix[other].T
+                if b == a:
+                    np.fill_diagonal(sims, -np.inf)  # not itself
+                keep(sims, part, other)
+                if b != a:
+                    keep(sims.T, other, part)
+            for s in range(0, len(rest), SQUARE):
+                cols = rest[s:s + SQUARE]
+                keep(left @ matrix[cols].T, part, cols)
+    found: dict[tuple[str, str], float] = {}
+    for row in sorted(near):
+        best = sorted(near[row], key=lambda t: (-t[0], t[1]))[:k]
+        for sim, col in best:
+            a, b = record_ids[row], record_ids[col]
+            found[(a, b) if a < b else (b, a)] = sim
     out = sorted(((sim, a, b) for (a, b), sim in found.items()), key=lambda t: -t[0])
     return out[:MAX_PAIRS]
 
