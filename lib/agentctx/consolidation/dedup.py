@@ -122,15 +122,16 @@ def _facts(rec: dict, memo: dict | None) -> tuple[set, set, set]:
     return got
 
 
-def _vector(embedder, rec: dict, memo: dict | None):
-    """The content's vector (a text's vector does not depend on what it is encoded with), kept in ``memo``."""
-    key = ("vector", _content(rec))
-    got = memo.get(key) if memo is not None else None
-    if got is None:
-        got = embedder.encode([key[1]])[0]
-        if memo is not None:
-            memo[key] = got
-    return got
+def _vectors(embedder, a: dict, b: dict, memo: dict | None):
+    """The two contents' vectors, those not in ``memo`` encoded in one call and kept there (a text's vector
+    does not depend on what it is encoded with)."""
+    keys = [("vector", _content(a)), ("vector", _content(b))]
+    have = memo if memo is not None else {}
+    missing = [k for k in dict.fromkeys(keys) if k not in have]
+    got = dict(zip(missing, embedder.encode([k[1] for k in missing]), strict=True)) if missing else {}
+    if memo is not None:
+        memo.update(got)
+    return [have[k] if k in have else got[k] for k in keys]
 
 
 def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0, memo: dict | None = None) -> bool:
@@ -146,7 +147,8 @@ def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0, memo
         return False
     if embedder is None:
         return stored_sim > STRICT_THRESHOLD
-    return float(_vector(embedder, a, memo) @ _vector(embedder, b, memo)) > STRICT_THRESHOLD
+    va, vb = _vectors(embedder, a, b, memo)
+    return float(va @ vb) > STRICT_THRESHOLD
 
 
 def survivor_of(a: dict, b: dict) -> tuple[dict, dict]:
