@@ -1,6 +1,7 @@
 """Retrieval expansion, a consolidation step: what a record means but does not spell out.
 
-For every current record whose expansion is pending (new, edited, or its session changed), in batches:
+For every current record whose expansion is pending (new, edited, or its session changed: then only its
+``context`` is redone, its ``terms`` stand), in batches:
 
 * ``terms`` (indexed by FTS5 at half a body word's weight): the spellings its text implies
   (``lexicon.variants``: "de-stress" → "destress", "TestTransferConcurrent" → "test transfer
