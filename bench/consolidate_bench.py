@@ -1,7 +1,7 @@
 """Consolidation pass: wall time and peak memory (ru_maxrss of the child) at 1k / 10k / 100k records,
 and embedding throughput. The store comes from bench/make_store.py (cached under --cache).
 
-    AGENTCTX_EMBED_MODEL=../shared/models/m2v-minilm-l6-256 uv run python bench/consolidate_bench.py
+    AGENTCTX_EMBED_MODEL=../shared/models/m2v-minilm-l6-256 uv run --group dev python bench/consolidate_bench.py
 
 Each size: a fresh copy of the built store, then ``python lib/agentctx_consolidate.py`` as a child
 process (the first pass embeds every record) and a second pass right after (nothing pending).
@@ -21,7 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 SCRIPT = os.path.join(ROOT, "lib", "agentctx_consolidate.py")
-STEPS = ("embed", "dedup", "scores", "cold", "others", "rank")
+STEPS = ("index", "embed", "dedup", "expand", "scores", "cold", "others", "rank")
 
 
 def one_pass(home: str, repo: str, budget: float) -> dict:
@@ -39,6 +39,7 @@ def one_pass(home: str, repo: str, budget: float) -> dict:
             "peak_mb": round(usage.ru_maxrss / 1024, 1), "embedded": emb.get("embedded"),
             "embed_seconds": emb.get("seconds"), "embed_per_second": emb.get("per_second"),
             "merged": report["steps"].get("dedup", {}).get("merged"),
+            "expanded": report["steps"].get("expand", {}).get("expanded"),
             "rescored": report["steps"].get("scores", {}).get("rescored"),
             "archived": report["steps"].get("archive", {}).get("moved"), "timings": report.get("timings")}
 
@@ -61,28 +62,37 @@ def main() -> int:
         shutil.rmtree(home, ignore_errors=True)
         shutil.copytree(built, home, symlinks=True)
         repo = make_store.project_dir(home)
+        load_before = round(os.getloadavg()[0], 2)
         first = one_pass(home, repo, args.budget)
         second = one_pass(home, repo, args.budget)
-        rows.append({"records": n, "first": first, "second": second, "load_average_1m": round(os.getloadavg()[0], 2)})
+        rows.append({"records": n, "first": first, "second": second, "load_average_1m_before": load_before,
+                     "load_average_1m": round(os.getloadavg()[0], 2)})
         print(json.dumps(rows[-1]), flush=True)
         shutil.rmtree(home, ignore_errors=True)
-    cmd = "AGENTCTX_EMBED_MODEL=../shared/models/m2v-minilm-l6-256 uv run python bench/consolidate_bench.py"
-    out = {"command": cmd, "model": os.environ.get("AGENTCTX_EMBED_MODEL"), "rows": rows}
+    cmd = ("AGENTCTX_EMBED_MODEL=../shared/models/m2v-minilm-l6-256 uv run --group dev python "
+           f"bench/consolidate_bench.py --sizes {args.sizes}")
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out = {"command": cmd, "date": date, "cpus": os.cpu_count(), "model": os.environ.get("AGENTCTX_EMBED_MODEL"),
+           "rows": rows}
     results = os.path.join(ROOT, "bench", "results")
     with open(os.path.join(results, "consolidate.json"), "w", encoding="utf-8") as fh:
         json.dump(out, fh, indent=2)
-    md = ["# Consolidation pass", "", f"Command: `{cmd}` (2-core machine shared with other work; load average noted)", "",
-          "| records | first pass s | peak MB | embedded | embed/s | merged | archived | second pass s | "
-          "second peak MB | load 1m |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    md = ["# Consolidation pass", "", f"Command: `{cmd}`, {date}, {os.cpu_count()} CPUs (a machine shared with other "
+          "work: load average before and after noted)", "",
+          "| records | first pass s | peak MB | embedded | embed/s | merged | expanded | archived | second pass s | "
+          "second peak MB | expanded again | load 1m before / after |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     md_steps: list[str] = []
     for r in rows:
         f, s = r["first"], r["second"]
-        md_steps.append(f"| {r['records']:,} | " + " | ".join(str((f.get('timings') or {}).get(k, '')) for k in STEPS) + " |")
+        for label, p in (("first", f), ("second", s)):
+            md_steps.append(f"| {r['records']:,} {label} | "
+                            + " | ".join(str((p.get('timings') or {}).get(k, '')) for k in STEPS) + " |")
         md.append(f"| {r['records']:,} | {f['seconds']} ({f['status']}) | {f['peak_mb']} | {f['embedded']} | "
-                  f"{f['embed_per_second']} | {f['merged']} | {f['archived']} | {s['seconds']} | {s['peak_mb']} | "
-                  f"{r['load_average_1m']} |")
-    md += ["", "Seconds per step of the first pass:", "", "| records | " + " | ".join(STEPS) + " |",
-           "|---:|" + "---:|" * len(STEPS), *md_steps]
+                  f"{f['embed_per_second']} | {f['merged']} | {f['expanded']} | {f['archived']} | {s['seconds']} | "
+                  f"{s['peak_mb']} | {s['expanded']} | {r['load_average_1m_before']} / {r['load_average_1m']} |")
+    md += ["", "Seconds per step (first pass, then the second with nothing new):", "",
+           "| records | " + " | ".join(STEPS) + " |", "|---|" + "---:|" * len(STEPS), *md_steps]
     with open(os.path.join(results, "consolidate.md"), "w", encoding="utf-8") as fh:
         fh.write("\n".join(md) + "\n")
     print("\n".join(md))

@@ -21,6 +21,8 @@ _HYPHENATED = re.compile(r"(?<![\w-])[^\W_]+(?:-[^\W_]+)+(?![\w-])", re.UNICODE)
 # hashes are not split into words)
 _IDENT = re.compile(r"(?<![\w-])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![\w-])")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_HAS_HYPHENATED = re.compile(r"[^\W_]-[^\W_]")  # what every _HYPHENATED match holds: a cheap test first
+_HAS_IDENT = re.compile(r"[a-z][A-Z]")  # what every _IDENT match holds
 MIN_PART = 3
 MAX_JOINED = 40
 
@@ -42,19 +44,25 @@ def tokens(text: str) -> list[str]:
 
 def joined(text: str) -> list[str]:
     """Hyphenated compounds of ``text`` written as one word ("de-stress" → "destress"), folded."""
+    if "-" not in text or not _HAS_HYPHENATED.search(text):
+        return []
     out = (fold(m.group(0).replace("-", "")) for m in _HYPHENATED.finditer(text))
     return list(dict.fromkeys(w for w in out if len(w) <= MAX_JOINED))
 
 
-def variants(text: str) -> list[str]:
+def variants(text: str, toks: list[str] | None = None) -> list[str]:
     """Distinct spellings ``text`` implies but does not contain: joined hyphenated compounds and the
-    parts of camelCase / PascalCase identifiers (parts shorter than MIN_PART are dropped)."""
+    parts of camelCase / PascalCase identifiers (parts shorter than MIN_PART are dropped). ``toks``:
+    ``tokens(text)`` when the caller has them already."""
     out: dict[str, None] = dict.fromkeys(joined(text))
-    for m in _IDENT.finditer(text):
-        for part in _CAMEL_PART.findall(m.group(0)):
-            if len(part) >= MIN_PART:
-                out[fold(part)] = None
-    present = set(tokens(text))
+    if _HAS_IDENT.search(text):  # an identifier needs a lower → upper change
+        for m in _IDENT.finditer(text):
+            for part in _CAMEL_PART.findall(m.group(0)):
+                if len(part) >= MIN_PART:
+                    out[fold(part)] = None
+    if not out:
+        return []
+    present = set(tokens(text) if toks is None else toks)
     return [w for w in out if w not in present]
 
 
@@ -164,6 +172,12 @@ def _stem(w: str) -> str:
 
 
 _CACHE: dict[str, str] = {}
+
+
+def stems(toks: list[str]) -> list[str]:
+    """``stem`` of each token, in order (the cache looked up inline: a pass stems millions of tokens)."""
+    get = _CACHE.get
+    return [get(t) or stem(t) for t in toks]
 
 
 def stem(word: str) -> str:

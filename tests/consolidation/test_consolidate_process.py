@@ -49,13 +49,14 @@ def _vector_count() -> int:
 def test_a_pass_killed_mid_embedding_leaves_a_consistent_store_and_the_next_one_finishes(home, conn, proj, repo,
                                                                                           monkeypatch):
     _fill(conn, proj, 3000)
+    assert 2 * consolidate.BATCH < 3000  # the kill falls inside the embedding
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(MODEL))
     monkeypatch.setenv("AGENTCTX_LLM", "0")
     env = {**os.environ, "AGENTCTX_TEST_BATCH_PAUSE": "0.3"}
     proc = subprocess.Popen([sys.executable, str(ROOT / "lib" / "agentctx_consolidate.py"), "--cwd", str(repo)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(lambda: _vector_count() >= 512, "two embedded batches")
+        wait_for(lambda: _vector_count() >= 2 * consolidate.BATCH, "two embedded batches")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

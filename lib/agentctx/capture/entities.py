@@ -362,6 +362,9 @@ def _meta_key(project_id: str) -> str:
     return f"entities_seq:{project_id}"
 
 
+LINK_CHUNK = 100  # records linked per transaction (with where it got to: a pass cut short resumes there)
+
+
 def link_project(conn: sqlite3.Connection, project_id: str, root: str, *, vocab: Vocabulary | None = None,
                  limit: int = 5000) -> dict:
     """Link the project's current records not looked at yet (by insertion order); a report."""
@@ -373,11 +376,13 @@ def link_project(conn: sqlite3.Connection, project_id: str, root: str, *, vocab:
         return {"records": 0, "linked": 0, "links": 0}
     vocab = vocab or vocabulary(root)
     linked = links = 0
-    with db.transaction(conn):
-        for rec in recs:
-            pairs = link_record(conn, project_id, rec, vocab)
-            linked += bool(pairs)
-            links += len(pairs)
-        db.set_meta_value(conn, _meta_key(project_id), recs[-1]["seq"])
+    for start in range(0, len(recs), LINK_CHUNK):  # short transactions: hooks wait for the write lock
+        part = recs[start:start + LINK_CHUNK]
+        with db.transaction(conn):
+            for rec in part:
+                pairs = link_record(conn, project_id, rec, vocab)
+                linked += bool(pairs)
+                links += len(pairs)
+            db.set_meta_value(conn, _meta_key(project_id), part[-1]["seq"])
     return {"records": len(recs), "linked": linked, "links": links, "files": len(vocab.files),
             "symbols": len(vocab.symbols), "packages": len(vocab.packages), "commands": len(vocab.commands)}

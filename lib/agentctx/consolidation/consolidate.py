@@ -34,7 +34,7 @@ from agentctx.logs import log
 from agentctx.store import archive, db, embedding_queue, projects, records
 
 DEFAULT_SECONDS = 60.0
-BATCH = 256
+BATCH = 1024  # records embedded per batch (a vector does not depend on its batch; larger batches tokenize faster)
 RANK_IDS = 200  # ranked ids kept for the digest
 FOCUS_RECORDS = 30  # recent records whose titles say what the project is busy with
 LOCK_STALE_S = 15 * 60
@@ -133,12 +133,13 @@ class Pass:
 
         t0 = time.monotonic()
         last_seq = 0
+        known: dict = {}  # text -> vector: a session neighbour in another batch is encoded once
         while not self.out_of_time():
             rows = embedding_queue.batch(self.conn, emb.tag, last_seq, BATCH)
             if not rows:
                 break
             last_seq = rows[-1]["seq"]
-            vecs = encode_records(emb, rows, [expansion_queue.neighbours(self.conn, r) for r in rows])
+            vecs = encode_records(emb, rows, expansion_queue.neighbours_of(self.conn, rows), known)
             self.store.upsert([(r["id"], r["project_id"], r["type"], to_blob(v)) for r, v in zip(rows, vecs, strict=True)])
             with db.transaction(self.conn):  # only records unchanged since they were read
                 embedding_queue.mark_done(self.conn, emb.tag, rows)

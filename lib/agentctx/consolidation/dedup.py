@@ -28,9 +28,7 @@ STRICT_THRESHOLD = 0.96
 TYPES = kinds.MERGED_TYPES
 MIN_WORD_OVERLAP = 0.8  # Jaccard of content words, for merges without a model's confirmation
 MIN_TITLE_OVERLAP = 0.85  # ... and of the titles' words ("no emojis for deploy" ≠ "no emojis for media")
-BLOCK = 128  # rows per similarity block at least: memory stays O(block × n)
-BLOCK_MAX = 1024
-BLOCK_CELLS = 6_000_000  # a block holds at most this many similarities (24 MB of float32) beyond BLOCK rows
+SQUARE = 2048  # rows and columns of one similarity block: memory stays at 16 MB of float32
 NEIGHBOURS = 3  # candidates per record
 MAX_PAIRS = 2000  # per project and type and pass; the rest waits for the next pass
 
@@ -46,29 +44,49 @@ def candidates(record_ids: list[str], matrix, threshold: float = THRESHOLD,
                only: set[str] | None = None) -> list[tuple[float, str, str]]:
     """(similarity, id a, id b) above ``threshold``, most similar first: each record's NEIGHBOURS
     nearest only, at most MAX_PAIRS (templated text can make every pair similar). With ``only``,
-    just those records are compared (with all): the others were compared by an earlier pass."""
+    just those records are compared (with all): the others were compared by an earlier pass.
+
+    Each pair of compared records is computed once (blocks of them against each other, upper triangle,
+    read both ways), not once from each side; memory stays at one SQUARE × SQUARE block."""
     import numpy as np
 
-    found: dict[tuple[str, str], float] = {}
     n = len(record_ids)
-    k = min(NEIGHBOURS, n)  # itself among them when n <= NEIGHBOURS: its -inf never passes the threshold
-    rows_of = [i for i, rid in enumerate(record_ids) if only is None or rid in only]
-    block = max(BLOCK, min(BLOCK_MAX, BLOCK_CELLS // max(n, 1)))  # fewer, larger products: BLAS runs faster
-    for start in range(0, len(rows_of), block):
-        idx = np.asarray(rows_of[start:start + block])
-        sims = matrix[idx] @ matrix.T
-        sims[np.arange(len(idx)), idx] = -np.inf  # not itself, whatever the threshold
+    k = min(NEIGHBOURS, n)
+    rows = np.asarray([i for i, rid in enumerate(record_ids) if only is None or rid in only], dtype=np.int64)
+    near: dict[int, list[tuple[float, int]]] = {}  # row -> (similarity, column) above the threshold, best k per block
+
+    def keep(sims, row_ids, col_ids) -> None:
         hit = np.flatnonzero((sims > threshold).any(axis=1))  # most rows have no neighbour that close
         if not hit.size:
-            continue
-        sims, idx = sims[hit], idx[hit]
-        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-        for i, js in enumerate(top):
-            for j in js:
-                sim = float(sims[i, j])
-                if sim > threshold:
-                    a, b = record_ids[int(idx[i])], record_ids[int(j)]
-                    found[(a, b) if a < b else (b, a)] = sim
+            return
+        part = sims[hit]
+        top = np.argpartition(-part, min(k, part.shape[1]) - 1, axis=1)[:, :k]
+        for i, js in zip(hit, top, strict=True):
+            got = near.setdefault(int(row_ids[i]), [])
+            got.extend((float(sims[i, j]), int(col_ids[j])) for j in js if sims[i, j] > threshold)
+
+    if rows.size and n > 1:
+        rest = np.setdiff1d(np.arange(n), rows, assume_unique=True)
+        parts = [rows[s:s + SQUARE] for s in range(0, len(rows), SQUARE)]
+        for a, part in enumerate(parts):
+            left = matrix[part]
+            for b in range(a, len(parts)):
+                other = parts[b]
+                sims = left @ matrix[other].T
+                if b == a:
+                    np.fill_diagonal(sims, -np.inf)  # not itself
+                keep(sims, part, other)
+                if b != a:
+                    keep(sims.T, other, part)
+            for s in range(0, len(rest), SQUARE):
+                cols = rest[s:s + SQUARE]
+                keep(left @ matrix[cols].T, part, cols)
+    found: dict[tuple[str, str], float] = {}
+    for row in sorted(near):
+        best = sorted(near[row], key=lambda t: (-t[0], t[1]))[:k]
+        for sim, col in best:
+            a, b = record_ids[row], record_ids[col]
+            found[(a, b) if a < b else (b, a)] = sim
     out = sorted(((sim, a, b) for (a, b), sim in found.items()), key=lambda t: -t[0])
     return out[:MAX_PAIRS]
 
@@ -87,24 +105,49 @@ def _content(rec: dict) -> str:
     return f"{rec['title']}\n{rec.get('body') or ''}"
 
 
-def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0) -> bool:
-    """The no-model rule: content cosine > STRICT_THRESHOLD, most words and every number shared."""
+def _facts(rec: dict, memo: dict | None) -> tuple[set, set, set]:
+    """(content words, numbers, title words) of a record, kept in ``memo`` (one pass meets a record in
+    many candidate pairs)."""
     import re
 
     from agentctx.store.search import terms
 
-    wa, wb = set(terms(_content(a))), set(terms(_content(b)))
-    nums = re.compile(r"\d+(?:\.\d+)*")
-    if set(nums.findall(_content(a))) != set(nums.findall(_content(b))):
+    key = (rec["title"], rec.get("body") or "")
+    got = memo.get(key) if memo is not None else None
+    if got is None:
+        content = _content(rec)
+        got = (set(terms(content)), set(re.findall(r"\d+(?:\.\d+)*", content)), set(terms(rec["title"])))
+        if memo is not None:
+            memo[key] = got
+    return got
+
+
+def _vectors(embedder, a: dict, b: dict, memo: dict | None):
+    """The two contents' vectors, those not in ``memo`` encoded in one call and kept there (a text's vector
+    does not depend on what it is encoded with)."""
+    keys = [("vector", _content(a)), ("vector", _content(b))]
+    have = memo if memo is not None else {}
+    missing = [k for k in dict.fromkeys(keys) if k not in have]
+    got = dict(zip(missing, embedder.encode([k[1] for k in missing]), strict=True)) if missing else {}
+    if memo is not None:
+        memo.update(got)
+    return [have[k] if k in have else got[k] for k in keys]
+
+
+def strictly_same(a: dict, b: dict, embedder=None, stored_sim: float = 0.0, memo: dict | None = None) -> bool:
+    """The no-model rule: content cosine > STRICT_THRESHOLD, most words and every number shared. ``memo``:
+    a dict the caller keeps across pairs."""
+    wa, na, ta = _facts(a, memo)
+    wb, nb, tb = _facts(b, memo)
+    if na != nb:
         return False
     if not (wa & wb) or len(wa & wb) / len(wa | wb) < MIN_WORD_OVERLAP:  # no shared word (or none at all)
         return False
-    ta, tb = set(terms(a["title"])), set(terms(b["title"]))
     if ta != tb and len(ta & tb) / len(ta | tb) < MIN_TITLE_OVERLAP:
         return False
     if embedder is None:
         return stored_sim > STRICT_THRESHOLD
-    va, vb = embedder.encode([_content(a), _content(b)])
+    va, vb = _vectors(embedder, a, b, memo)
     return float(va @ vb) > STRICT_THRESHOLD
 
 
@@ -133,6 +176,7 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
     import time
 
     merges: list[dict] = []
+    memo: dict = {}  # strictly_same's facts and vectors of the records met
     for rtype in TYPES:
         todo = store.unchecked(project_id, rtype)
         if not todo:
@@ -158,10 +202,10 @@ def run(conn: sqlite3.Connection, store, project_id: str, *, client=None, usage=
                     how = "haiku"
                 except Exception as exc:  # LLMError, network: fall back to the strict threshold
                     log("consolidate", f"dedup confirmation failed ({type(exc).__name__}: {exc}); strict threshold instead")
-                    same, how = strictly_same(a, b, embedder, sim), "strict"
+                    same, how = strictly_same(a, b, embedder, sim, memo), "strict"
                     client = None
             else:
-                same, how = strictly_same(a, b, embedder, sim), "strict"
+                same, how = strictly_same(a, b, embedder, sim, memo), "strict"
             if not same:
                 continue
             keep, dup = a, b

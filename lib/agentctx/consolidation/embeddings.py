@@ -102,7 +102,8 @@ class Embedder:
             raise EmbeddingError(f"{folder} could not be loaded as a model2vec model: {type(exc).__name__}: {exc}") from None
         self.name = name
         self.dim = int(self._model.dim)
-        self._vocab = None  # (words, word -> row, unit matrix) of whole-word tokens, built on first use
+        self._vocab = None  # (words, word -> row, unit matrix, offered) of whole-word tokens, built on first use
+        self._similar: dict[tuple, dict[str, list[str]]] = {}  # (per_word, min_similarity) -> word -> similar_words
         self._float_table = None
 
     @property
@@ -126,11 +127,8 @@ class Embedder:
             self._float_table = np.asarray(self._model.embedding, dtype=np.float32)
         return self._float_table
 
-    def similar_words(self, words: list[str], *, per_word: int, min_similarity: float) -> dict[str, list[str]]:
-        """For each word that is one whole token of the model's vocabulary, its nearest other whole words
-        (lowercase letters, 3+ long), best first, at most ``per_word`` and at least ``min_similarity``.
-        The commonest words (the shortest token vectors: a model2vec model shrinks frequent tokens, SIF)
-        are never offered: "great" or "answer" relate to everything and would only blur a record."""
+    def _vocabulary(self):
+        """(words, word -> row, unit matrix, offered mask) of the whole-word tokens, built on first use."""
         import numpy as np
 
         if self._vocab is None:
@@ -144,18 +142,33 @@ class Embedder:
             mat = mat / np.maximum(norms[:, None], 1e-9)
             self._vocab = ([model.tokens[i] for i in keep], {model.tokens[i]: j for j, i in enumerate(keep)}, mat,
                            offered)
-        names, index, mat, offered = self._vocab
+        return self._vocab
+
+    def similar_words(self, words: list[str], *, per_word: int, min_similarity: float) -> dict[str, list[str]]:
+        """For each word that is one whole token of the model's vocabulary, its nearest other whole words
+        (lowercase letters, 3+ long), best first, at most ``per_word`` and at least ``min_similarity``.
+        The commonest words (the shortest token vectors: a model2vec model shrinks frequent tokens, SIF)
+        are never offered: "great" or "answer" relate to everything and would only blur a record.
+        A word's answer depends on the model alone, so it is worked out once per loaded model."""
+        import numpy as np
+
+        names, index, mat, offered = self._vocabulary()
         known = [w for w in dict.fromkeys(words) if w in index]
-        out: dict[str, list[str]] = {}
-        for start in range(0, len(known), 512):
-            chunk = known[start:start + 512]
-            sims = np.where(offered, mat[[index[w] for w in chunk]] @ mat.T, -1.0)
-            k = min(per_word + 1, sims.shape[1] - 1)
-            top = np.argpartition(-sims, k, axis=1)[:, :k + 1]
-            for word, row, cand in zip(chunk, sims, top, strict=True):
-                cand = cand[np.argsort(-row[cand])]
-                out[word] = [names[j] for j in cand if names[j] != word and row[j] >= min_similarity][:per_word]
-        return out
+        memo = self._similar.setdefault((per_word, min_similarity), {})
+        todo = [w for w in known if w not in memo]
+        for start in range(0, len(todo), 512):
+            chunk = todo[start:start + 512]
+            sims = mat[[index[w] for w in chunk]] @ mat.T
+            # the per_word best offered words at or above min_similarity, the word itself aside: only cells
+            # that reach min_similarity can be among them (the same ones a full partial sort would keep)
+            hit_rows, hit_cols = np.nonzero((sims >= min_similarity) & offered)
+            starts = np.searchsorted(hit_rows, np.arange(len(chunk) + 1))
+            for i, word in enumerate(chunk):
+                cols = hit_cols[starts[i]:starts[i + 1]]
+                vals = sims[i, cols]
+                order = np.argsort(-vals, kind="stable")
+                memo[word] = [names[j] for j in cols[order[:per_word + 1]] if names[j] != word][:per_word]
+        return {w: memo[w] for w in known}
 
 
 def load(name: str | None = None, *, download: bool = True) -> Embedder:
@@ -176,11 +189,17 @@ def text_for(rec: dict) -> str:
 CONTEXT_SHARE = 0.15  # each session neighbour's share in a record's vector
 
 
-def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[dict | None, dict | None]]):
+KNOWN_TEXTS = 4096  # texts whose vectors encode_records keeps for the next batches (1 MB per 1,000 at 256 dims)
+
+
+def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[dict | None, dict | None]],
+                   known: dict | None = None):
     """Unit vectors of records embedded with their context: own text plus CONTEXT_SHARE of each neighbour
     in its session (the records just before and after), so a turn that answers a question recorded
     just before it carries some of that question's meaning. Each distinct record is encoded once: a
-    neighbour that is in ``recs`` too (nearly all are, batches being runs of ``seq``) reuses its vector."""
+    neighbour that is in ``recs`` too (nearly all are, batches being runs of ``seq``) reuses its vector.
+    ``known`` ({text: vector}, kept by the caller across batches) spares encoding a text again: a
+    neighbour in the previous batch or the next one (a text's vector does not depend on its batch)."""
     import numpy as np
 
     def key(rec: dict):
@@ -193,7 +212,19 @@ def encode_records(embedder: Embedder, recs: list[dict], neighbours: list[tuple[
             if n and key(n) not in row_of:
                 row_of[key(n)] = len(texts)
                 texts.append(text_for(n))
-    vecs = embedder.encode(texts)
+    if known is None:
+        vecs = embedder.encode(texts)
+    else:
+        missing = [i for i, t in enumerate(texts) if t not in known]
+        vecs = np.empty((len(texts), embedder.dim), dtype=np.float32)
+        if missing:
+            vecs[missing] = embedder.encode([texts[i] for i in missing])
+        for i, text in enumerate(texts):
+            if text in known:
+                vecs[i] = known[text]
+        if len(known) + len(texts) > KNOWN_TEXTS:
+            known.clear()
+        known.update(zip(texts, vecs.copy(), strict=True))
     out = vecs[: len(recs)].copy()
     for i, pair in enumerate(neighbours):
         for n in pair:

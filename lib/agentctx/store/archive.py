@@ -20,6 +20,7 @@ from agentctx.store.db import transaction
 from agentctx.store.query import current_sql, scope_sql
 
 BATCH = 2000
+ARCHIVE_BATCH = 250  # records moved per transaction (each delete updates the index and its session's rows)
 CHANGE = 0.001  # smaller score changes are not written (each write bumps the digest generation)
 
 
@@ -69,7 +70,7 @@ def archive(conn: sqlite3.Connection, *, now: str | None = None, dry_run: bool =
         with transaction(conn):  # copy and delete together: a crash leaves the row in exactly one table
             seqs = [r[0] for r in conn.execute(
                 "SELECT seq FROM records WHERE superseded_at IS NOT NULL AND superseded_at < ? LIMIT ?",
-                (cutoff, BATCH))]
+                (cutoff, ARCHIVE_BATCH))]
             if not seqs:
                 break
             marks = ",".join("?" * len(seqs))

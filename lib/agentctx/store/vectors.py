@@ -162,24 +162,40 @@ class Store:
     # -- rows
 
     def upsert(self, rows: list[tuple[str, str, str, bytes]]) -> None:
-        """(record id, project id, type, float32 bytes) rows, in one transaction."""
+        """(record id, project id, type, float32 bytes) rows, in one transaction (a few statements)."""
         self._kept.clear()
+        rows = list({r[0]: r for r in rows}.values())  # a record given twice: its last vector
+        if not rows:
+            return
         self._begin()
         try:
+            rid_of: dict[str, int] = {}
+            ids = [r[0] for r in rows]
+            for start in range(0, len(ids), 500):
+                part = ids[start:start + 500]
+                rid_of.update(self.execute(f"SELECT record_id, rid FROM vectors WHERE record_id IN "
+                                           f"({','.join('?' * len(part))})", part))
+            (top,) = list(self.execute("SELECT COALESCE(MAX(rid), 0) FROM vectors"))[0]
+            updates, inserts, indexed = [], [], []
             for record_id, pid, rtype, blob in rows:
-                old = list(self.execute("SELECT rid FROM vectors WHERE record_id = ?", (record_id,)))
-                if old:
-                    self.execute("UPDATE vectors SET vec = ?, project_id = ?, type = ?, checked = 0 WHERE rid = ?",
-                                 (blob, pid, rtype, old[0][0]))
-                    rid = old[0][0]
-                    if self.backend == "vec0":
-                        self.execute("DELETE FROM vec_index WHERE rid = ?", (rid,))
+                rid = rid_of.get(record_id)
+                if rid is None:  # the rowid SQLite would give it: this transaction holds the write lock
+                    top += 1
+                    rid = rid_of[record_id] = top
+                    inserts.append((rid, record_id, pid, rtype, blob))
                 else:
-                    self.execute("INSERT INTO vectors(record_id, project_id, type, vec) VALUES (?, ?, ?, ?)",
-                                 (record_id, pid, rtype, blob))
-                    rid = list(self.execute("SELECT last_insert_rowid()"))[0][0]
-                if self.backend == "vec0":
-                    self.execute("INSERT INTO vec_index(rid, embedding, project_id) VALUES (?, ?, ?)", (rid, blob, pid))
+                    updates.append((blob, pid, rtype, rid))
+                indexed.append((rid, blob, pid))
+            if updates:
+                self.db.executemany("UPDATE vectors SET vec = ?, project_id = ?, type = ?, checked = 0 WHERE rid = ?",
+                                    updates)
+            if inserts:
+                self.db.executemany("INSERT INTO vectors(rid, record_id, project_id, type, vec) VALUES (?, ?, ?, ?, ?)",
+                                    inserts)
+            if self.backend == "vec0":
+                if updates:
+                    self.db.executemany("DELETE FROM vec_index WHERE rid = ?", [(u[3],) for u in updates])
+                self.db.executemany("INSERT INTO vec_index(rid, embedding, project_id) VALUES (?, ?, ?)", indexed)
             self._commit()
         except BaseException:
             self._rollback()
