@@ -384,11 +384,11 @@ def _store(home: Path, project: Path):
     os.environ["AGENTCTX_HOME"] = str(home)
     from agentctx import paths
     from agentctx import project as project_mod
-    from agentctx.store import db
+    from agentctx.store import db, projects
 
     conn = db.connect(paths.db_path())
     proj = project_mod.detect(str(project))
-    project_mod.register(conn, proj)
+    projects.register(conn, proj)
     return conn, proj
 
 

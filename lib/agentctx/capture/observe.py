@@ -482,6 +482,25 @@ def _command_key(command: str) -> str:
     return " ".join(" ".join(w) for w in segs)
 
 
+_SUBCOMMAND = re.compile(r"^[a-z][a-z-]*$")
+
+
+def step_key(command: str) -> str:
+    """What "the same step" means, looser than the same command: per simple command (setup and viewers left
+    out), the program and its first word that is not an option, and a second one when the first is a
+    subcommand (``npm run build``, ``cargo build``, ``python scripts/seed.py``), whatever the flags."""
+    keys = []
+    for words in segments(command):
+        prog = _program(words)
+        if prog in _SETUP or prog in _VIEWERS:
+            continue
+        args = [w for w in words[1:] if not w.startswith("-")][:2]
+        if args and not _SUBCOMMAND.match(args[0]):
+            args = args[:1]
+        keys.append(" ".join([prog, *args]))
+    return " && ".join(keys)
+
+
 def _failing_marker(command: str) -> str:
     """The marker file of a command whose failure left bugfix stubs (its presence costs one stat)."""
     from agentctx import paths

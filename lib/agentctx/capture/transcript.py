@@ -7,7 +7,9 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
   ``parentUuid``; every other type (``summary``, ``queue-operation``, ``api-request`` ...) is skipped;
 * the main chain is rebuilt by walking ``parentUuid`` up from the newest leaf that is not a
   sidechain, meta or team line; ``logicalParentUuid`` (compact boundaries) is never followed, so
-  after a compaction the ``isCompactSummary`` message stands in for what came before;
+  after a compaction the ``isCompactSummary`` message stands in for what came before; where a
+  line's parent is missing from what was read (a line the file lost: invalid JSON, never written),
+  the walk goes on from the main-thread line before it in the file rather than losing the rest;
 * one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
 * what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
   ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
@@ -318,13 +320,28 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -
     chain: list[dict] = []
     seen = set()
     node = leaf
+    position = {uid: i for i, uid in enumerate(order)}
     while node is not None and node["uuid"] not in seen:
         seen.add(node["uuid"])
         chain.append(node)
         parent = node.get("parentUuid")  # never logicalParentUuid: compaction ends the walk
+        if isinstance(parent, str) and parent not in nodes:
+            node = _before(nodes, order, position[node["uuid"]], seen)  # a broken link: the line before it
+            continue
         node = nodes.get(parent) if isinstance(parent, str) else None
     chain.reverse()
     return chain
+
+
+def _before(nodes: dict[str, dict], order: list[str], index: int, seen: set[str]) -> dict | None:
+    """The main-thread line just before ``order[index]`` in file order, where a line's parent is missing (a line
+    the file lost: invalid JSON, one never written). Only lines read in this window count, so a window's first
+    line, whose parent was read before, ends the walk as before."""
+    for uid in reversed(order[:index]):
+        node = nodes[uid]
+        if uid not in seen and not (node.get("isSidechain") or node.get("isMeta") or node.get("teamName")):
+            return node
+    return None
 
 
 _KINDS = {"answer": "answer", "command": "command"}  # piece role -> kind of a ``user`` entry
@@ -429,13 +446,13 @@ def substantive(entry: Entry) -> bool:
     return bool(text) and not _ACK.match(text)
 
 
-def person_entries(path: str) -> list[Entry]:
-    """Everything the person typed in the file, in file order, across compactions and sessionIds
-    (sidechains and meta lines left out)."""
-    fh = _open(path) if path else None  # a refused file (a FIFO, a device) is logged once and reads as empty
+def _tail(path: str):
+    """(parsed object or None, byte offset past the line) of the file's last ``MAX_READ_BYTES``, from a line
+    start: what is wanted of a session's end. Empty for a missing or refused file (logged once)."""
+    fh = _open(path) if path else None
     if fh is None:
-        return []
-    with fh:  # at most the last MAX_READ_BYTES, from a line start: the latest request is what is wanted
+        return
+    with fh:
         size = os.fstat(fh.fileno()).st_size
         pos = max(0, size - MAX_READ_BYTES)
         fh.seek(pos)
@@ -443,14 +460,91 @@ def person_entries(path: str) -> list[Entry]:
     if pos:
         cut = buf.find(b"\n") + 1
         buf, pos = buf[cut:], pos + cut
+    yield from _lines(buf, pos)
+
+
+def person_entries(path: str) -> list[Entry]:
+    """Everything the person typed in the file, in file order, across compactions and sessionIds
+    (sidechains and meta lines left out)."""
     lines: list[dict] = []
     ends: dict[str, int] = {}
-    for obj, end in _lines(buf, pos):
+    for obj, end in _tail(path):
         if isinstance(obj, dict) and obj.get("type") in ("user", "attachment") and isinstance(obj.get("uuid"), str):
             if not obj.get("isSidechain"):
                 lines.append(obj)
                 ends[obj["uuid"]] = end
     return [e for e in _entries(lines, ends) if e.role == "user"]
+
+
+class Step:
+    """One thing the session did, in file order: a tool call with its outcome (``tool``: its name, ``command``
+    for Bash, ``files`` for a file edit, ``failed``, ``output``), or an API error in Claude's place (``tool`` is
+    ``api_error``, ``output`` its message), or Claude's reply (``tool`` is ``reply``)."""
+
+    __slots__ = ("end", "tool", "command", "files", "failed", "output")
+
+    def __init__(self, end: int, tool: str, command: str = "", files: tuple = (), failed: bool = False,
+                 output: str = ""):
+        self.end, self.tool, self.command, self.files, self.failed, self.output = end, tool, command, files, failed, output
+
+    def __repr__(self) -> str:
+        return f"Step({self.tool}, {self.command or self.output[:40]!r}, failed={self.failed})"
+
+
+MAX_STEP_OUTPUT = 200_000  # of one tool result: errors and summaries are at its start and end
+_FILE_KEYS = ("file_path", "notebook_path")
+
+
+def _api_error(line: dict, content: list) -> str:
+    """The message of an API error Claude Code wrote in Claude's place ("" for any other line)."""
+    if not line.get("isApiErrorMessage"):
+        return ""
+    text = " ".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    inner = re.search(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+    if inner:
+        text = f"{text.split('{', 1)[0].strip()} {inner.group(1)}"
+    return " ".join(text.split())
+
+
+def tool_steps(path: str) -> list[Step]:
+    """What the session did, in file order (the file's tail, sidechains left out): tool calls with their
+    outcome, API errors, and Claude's replies; for telling which errors still stand at the end."""
+    calls: dict[str, tuple[str, dict]] = {}
+    out: list[Step] = []
+    for obj, end in _tail(path):
+        if not isinstance(obj, dict) or obj.get("isSidechain") or obj.get("type") not in ("user", "assistant"):
+            continue
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        if obj["type"] == "assistant":
+            error = _api_error(obj, content)
+            if error:
+                out.append(Step(end, "api_error", failed=True, output=error))
+                continue
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    calls[block["id"]] = (str(block.get("name") or ""), args)
+                elif block.get("type") == "text" and str(block.get("text") or "").strip():
+                    out.append(Step(end, "reply"))
+            continue
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            name, args = calls.pop(block.get("tool_use_id"), ("", {}))
+            if not name:
+                continue
+            text = _tool_result_text(block.get("content"))
+            if len(text) > MAX_STEP_OUTPUT:
+                text = text[: MAX_STEP_OUTPUT // 2] + "\n" + text[-MAX_STEP_OUTPUT // 2:]
+            command = args.get("command") if name == "Bash" and isinstance(args.get("command"), str) else ""
+            files = tuple(v for k in _FILE_KEYS if isinstance(v := args.get(k), str) and v) if not command else ()
+            out.append(Step(end, name, command, files, bool(block.get("is_error")), text))
+    return out
 
 
 def latest_request(path: str) -> Entry | None:
