@@ -196,3 +196,32 @@ def test_a_line_lost_from_the_file_does_not_cut_off_what_came_before(tmp_path):
         fh.write(line("a-6", "a-5", "user", "Ship it on Fridays.") + "\n")
     later = transcript.read(str(path), whole.watermark)
     assert texts(later) == [("user", "Ship it on Fridays.")]
+
+
+def test_a_reply_read_after_the_list_it_answers_still_gets_the_list(tmp_path):
+    """The worker runs when Claude's turn ends, so the next read starts at the person's numbered reply: the
+    list it answers is found before the read's start, walking up the reply's parents."""
+    path = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "uuid": "r-1", "parentUuid": None, "message": {"role": "user", "content": "Plan the logger."}},
+        {"type": "assistant", "uuid": "r-2", "parentUuid": "r-1", "message": {
+            "id": "m-2", "role": "assistant", "content": [{"type": "text", "text":
+                "Two questions:\n1. Which logger?\n   A) structlog\n   B) stdlib logging\n2. Which format?\n"
+                "   A) JSON\n   B) plain text"}]}},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    first = transcript.read(str(path))
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": "r-3", "parentUuid": "r-2",
+                             "message": {"role": "user", "content": "1. B 2. A"}}) + "\n")
+    [reply] = transcript.read(str(path), first.watermark).entries
+    assert reply.kind == "reply" and "structlog" in reply.context
+    with open(path, "a") as fh:  # a numbered message after the person's own prompt answers no list
+        fh.write(json.dumps({"type": "user", "uuid": "r-4", "parentUuid": "r-3",
+                             "message": {"role": "user", "content": "2. plain text after all"}}) + "\n")
+    mark = transcript.read(str(path), first.watermark).watermark
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": "r-5", "parentUuid": "r-4",
+                             "message": {"role": "user", "content": "1. A"}}) + "\n")
+    [alone] = transcript.read(str(path), mark).entries
+    assert alone.kind == "prompt" and alone.context == ""

@@ -2,8 +2,9 @@
 state, and the handover derived without a model.
 
 **The handover** (one current record per project, versioned for parallel agents) carries ADR-009's
-``active_work``: ``current_task`` plus the lists ``blockers``, ``next_steps``, ``open_questions`` and
-``also_in_progress`` (what parallel sessions were on when their writes were merged). It is a ``handover``
+``active_work``: ``current_task`` plus the lists ``blockers``, ``next_steps``, ``open_questions``,
+``also_in_progress`` (what parallel sessions were on when their writes were merged) and ``done`` (what was
+done since the request: commits, passing tests, files edited; written by the derived handover). It is a ``handover``
 record with key ``handover.current``: a write from another session supersedes the previous one (history
 keeps it), a later write from the same session updates that session's record, so there is one per
 session. Optimistic concurrency (the Prism seed): ``read`` returns a ``version``; ``write`` takes the
@@ -27,7 +28,7 @@ Merging is by item key. All text is redacted.
 :func:`derive_handover` writes the session's handover from the session's activity
 (``capture.activity``) and its transcript: the task is the person's latest substantive request, the next
 steps are those Claude listed last since it plus the tests still failing, the blockers the errors still
-standing since that request (``capture.blockers``: a later success of the same step, a commit, an edit
+standing since that request (``capture.progress``: a later success of the same step, a commit, an edit
 after which the error was not seen again, or Claude answering after an API error clears them).
 """
 
@@ -48,7 +49,7 @@ from agentctx.store.db import transaction
 # The handover record
 
 KEY = "handover.current"
-LISTS = ("blockers", "next_steps", "open_questions", "also_in_progress")
+LISTS = ("blockers", "next_steps", "open_questions", "also_in_progress", "done")
 FIELDS = ("current_task", *LISTS)
 MAX_ITEMS = 20
 MAX_ITEM_CHARS = 300
@@ -58,6 +59,7 @@ _HEADINGS = {
     "next_steps": "Next steps:",
     "open_questions": "Open questions:",
     "also_in_progress": "Also in progress (parallel sessions):",
+    "done": "Done since the request:",
 }
 _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
 
@@ -484,7 +486,7 @@ HANDOVER_TASK_CHARS = 200
 def handover_fields(data: dict, first_prompt: str = "", last_text: str = "",
                     standing: list[tuple[str, str]] | None = None) -> dict:
     """A handover (its fields) from a session's part of the log and its transcript ends. ``standing``: the
-    errors the transcript shows still standing (``blockers.standing``); without it, the log's errors not
+    errors the transcript shows still standing (``progress.standing``); without it, the log's errors not
     cleared by a later success of the same command or a test run passing."""
     steps = next_steps(last_text)
     failing = [t for t in data["tests"] if t["status"] == "failed"]
@@ -493,7 +495,7 @@ def handover_fields(data: dict, first_prompt: str = "", last_text: str = "",
         blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"]
                     if not (e["tests_passed_after"] or e.get("cleared"))]
     else:
-        from agentctx.capture.blockers import API_KEY  # not at the top: observe's patterns stay off SessionStart
+        from agentctx.capture.progress import API_KEY  # not at the top: observe's patterns stay off SessionStart
 
         blockers = [_anchor_clip(text, 200) if key == API_KEY else
                     f"Error not seen fixed: {_anchor_clip(text, 160)}" for key, text in standing]
@@ -513,8 +515,8 @@ def day_summary(conn: sqlite3.Connection, proj: Project, day: str, *, session_id
 def derive_handover(conn: sqlite3.Connection, proj: Project, session_id: str, transcript_path: str) -> str | None:
     """Write the session's handover from its log and transcript (no model); the record id, or None
     when there is nothing to hand over. Blockers are the errors still standing since the latest request
-    (``capture.blockers``), read from the transcript when it shows tool calls (else from the store)."""
-    from agentctx.capture import blockers, transcript
+    (``capture.progress``), read from the transcript when it shows tool calls (else from the store)."""
+    from agentctx.capture import progress, transcript
 
     try:
         request, last, entries = _transcript_ends(transcript_path)
@@ -522,12 +524,13 @@ def derive_handover(conn: sqlite3.Connection, proj: Project, session_id: str, tr
     except (OSError, ValueError):
         request, last, entries, steps = None, "", [], []
     since = request.end if request else 0
-    standing = blockers.standing(steps, since) if blockers.ran_tools(steps) else None
+    standing = progress.standing(steps, since) if progress.ran_tools(steps) else None
     fields = handover_fields(day_summary(conn, proj, activity.today(), session_id=session_id),
                              task_text(request, entries), last, standing)
+    fields["done"] = progress.done(steps, since, proj.root)
     if standing is None:  # no tool call in the transcript: the store's errors, and its API errors
-        fields["blockers"] += [_anchor_clip(text, 200) for key, text in blockers.standing(steps, since)
-                               if key == blockers.API_KEY]
+        fields["blockers"] += [_anchor_clip(text, 200) for key, text in progress.standing(steps, since)
+                               if key == progress.API_KEY]
     if not (fields["current_task"] or fields["next_steps"] or fields["blockers"]):
         return None
     save(conn, proj.id, session_id, fields, source="hook_observation", confidence="inferred")

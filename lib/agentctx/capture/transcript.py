@@ -293,8 +293,48 @@ def read(path: str, watermark: Watermark | None = None) -> Batch:
                               "JSONL); nothing was read from it", "transcript", per_version=False)
     chain = _main_chain(nodes, order, has_child)
     entries = _entries(chain, ends)
+    if offset and chain:
+        _reply_context(path, offset, chain, entries)
     last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
     return Batch(entries, Watermark(end, last_uuid), restarted, lines, skipped)
+
+
+LOOKBACK_BYTES = 1024 * 1024  # before a read's start: where the list a reply answers is looked for
+
+
+def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entry]) -> None:
+    """A read that starts with the person's numbered reply (the worker ran when Claude's turn ended, so
+    Claude's list was read before): the list is looked for in the lines before ``offset``, walking up the
+    reply's parents, and the reply gets it as its context."""
+    first = next((e for e in entries if e.role in ("user", "assistant")), None)
+    if first is None or first.role != "user" or first.kind != "prompt" or not is_reply(first.text):
+        return
+    line = next((n for n in chain if n["uuid"] == first.uuid), None)
+    parent = line.get("parentUuid") if line else None
+    fh = _open(path) if isinstance(parent, str) else None
+    if fh is None:
+        return
+    with fh:
+        start = max(0, offset - LOOKBACK_BYTES)
+        fh.seek(start)
+        buf = fh.read(offset - start)
+    if start:
+        cut = buf.find(b"\n") + 1
+        buf, start = buf[cut:], start + cut
+    before = {obj["uuid"]: obj for obj, _ in _lines(buf, start)
+              if isinstance(obj, dict) and isinstance(obj.get("uuid"), str)}
+    seen: set[str] = set()
+    while isinstance(parent, str) and parent in before and parent not in seen:
+        seen.add(parent)
+        node = before[parent]
+        if node.get("type") == "assistant" and not node.get("isSidechain"):
+            listed = _list_of("\n".join(text for role, text in _blocks(node) if role == "assistant"))
+            if listed:
+                first.kind, first.context = "reply", listed
+                return
+        elif node.get("type") == "user" and any(role in ("user", "command") for role, _ in _blocks(node)):
+            return  # the person spoke before: no list was answered
+        parent = node.get("parentUuid")
 
 
 def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -> list[dict]:

@@ -1,6 +1,8 @@
-"""Which errors of a session still stand at its end: the blockers of a handover written without a model.
+"""What a session did since the person's latest request, and which errors still stand at its end: the
+"done since" and the blockers of a handover written without a model.
 
-Read from the transcript (``transcript.tool_steps``), in order. An error is a Bash command whose output
+Read from the transcript (``transcript.tool_steps``), in order. **Done**: the commits made, the test runs
+that passed (the latest run of each step) and the files edited, since the request. **Blockers**: An error is a Bash command whose output
 names one (``observe.error_signature``, the signature that keys the ``bugfix`` stubs) or an API error that
 Claude Code wrote in Claude's place (a quota, a credit balance, an invalid model). An error no longer stands
 once, after its last sighting:
@@ -18,10 +20,14 @@ not a blocker of the request in progress (the session moved on).
 
 from __future__ import annotations
 
+import os
+
 from agentctx.capture import observe
 
 EDIT_TOOLS = frozenset(observe.FILE_TOOLS)
 API_KEY = "api-error"
+DONE_ITEMS = 5  # a handover's "done since" is a reminder, not a log: the daily log has the rest
+DONE_FILES = 6  # files named in the one "edited" item
 
 
 class _Open:
@@ -82,3 +88,37 @@ def _bash(step, open_: dict[str, _Open]) -> None:
     same = observe.step_key(command)
     for key in [k for k, o in open_.items() if o.command == command.strip() or (same and o.step == same)]:
         del open_[key]
+
+
+def done(steps, since: int = 0, root: str = "") -> list[str]:
+    """What was done after byte ``since``: commits, passing test runs, the files edited (relative to
+    ``root``), at most ``DONE_ITEMS`` items."""
+    commits: list[str] = []
+    tests: dict[str, str] = {}
+    files: list[str] = []
+    for step in steps:
+        if step.end <= since:
+            continue
+        if step.tool in EDIT_TOOLS and not step.failed:
+            for path in step.files:
+                name = os.path.relpath(path, root) if root and path.startswith(root.rstrip(os.sep) + os.sep) else path
+                if name not in files:
+                    files.append(name)
+        elif step.tool == "Bash" and step.command.strip():
+            for event in [] if step.failed else observe.git_events(step.command, step.output):
+                if event["kind"] == "commit":
+                    commits.append(f"commit {event['sha'][:9]}: {event['message']}")
+            test = observe.test_command(step.command)
+            if test:
+                outcome = observe.test_outcome(test[0], step.output, failed=step.failed,
+                                               piped="|" in step.command.replace("||", ""))
+                what = " ".join([test[0], *test[1]])
+                if outcome and outcome["status"] == "passed":
+                    tests[what] = f"tests passed: `{_short(what)}` ({outcome['summary']})"
+                else:
+                    tests.pop(what, None)
+    out = commits[-DONE_ITEMS:] + list(tests.values())
+    if files:
+        more = f" and {len(files) - DONE_FILES} more" if len(files) > DONE_FILES else ""
+        out.append("edited " + ", ".join(files[:DONE_FILES]) + more)
+    return [observe.redact(item) for item in out[:DONE_ITEMS]]

@@ -1,12 +1,13 @@
-"""Which errors still stand at a session's end (the derived handover's blockers), read from a transcript
-made here: cleared by a later success of the same step, a commit, an edit the error did not survive,
-Claude answering after an API error; scoped to the latest request. Then the real Stop hook and worker."""
+"""What a session did since the latest request and which errors still stand at its end (the derived
+handover's "done since" and blockers), read from a transcript made here: an error is cleared by a later
+success of the same step, a commit, an edit it did not survive, Claude answering after an API error. Then
+the real Stop hook and worker."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx.capture import blockers, transcript
+from agentctx.capture import progress, transcript
 from tests.capture.test_real_speech import SID, Session
 from tests.conftest import make_repo
 from tests.process.test_claude_extraction import rows, worker_idle
@@ -41,7 +42,7 @@ class Work(Session):
 
 def standing(s: Session) -> list[str]:
     request = transcript.latest_request(str(s.path))
-    return [text for _, text in blockers.standing(transcript.tool_steps(str(s.path)), request.end if request else 0)]
+    return [text for _, text in progress.standing(transcript.tool_steps(str(s.path)), request.end if request else 0)]
 
 
 def test_an_error_nothing_answered_stands(tmp_path: Path):
@@ -101,6 +102,29 @@ def test_an_api_error_stands_until_claude_answers_again(tmp_path: Path):
     assert standing(s) == []
 
 
+def test_done_since_the_request_names_commits_passing_tests_and_files(tmp_path: Path):
+    s = Work(tmp_path / "t.jsonl")
+    s.user("Start the app.")
+    s.edit("/srv/shop/old.py")  # before the latest request: earlier work
+    s.user("Add refunds.")
+    for n in range(8):
+        s.edit(f"/srv/shop/billing/refund_{n}.py")
+    s.edit("/srv/shop/billing/refund_0.py")  # twice: named once
+    s.bash("pytest tests/test_refunds.py", "===== 3 passed in 0.12s =====")
+    s.bash("pytest tests/test_ledger.py", "===== 1 passed in 0.1s =====")
+    s.bash("pytest tests/test_ledger.py", "FAILED tests/test_ledger.py::test_x\n===== 1 failed in 0.1s =====",
+           error=True)  # its latest run failed: not done
+    s.bash('git commit -am "Add refunds"', "[main 1a2b3c4] Add refunds\n 8 files changed\n")
+    request = transcript.latest_request(str(s.path))
+    got = progress.done(transcript.tool_steps(str(s.path)), request.end, "/srv/shop")
+    assert got == ["commit 1a2b3c4: Add refunds", "tests passed: `pytest tests/test_refunds.py` (3 passed)",
+                   "edited billing/refund_0.py, billing/refund_1.py, billing/refund_2.py, billing/refund_3.py, "
+                   "billing/refund_4.py, billing/refund_5.py and 2 more"]
+    for n in range(progress.DONE_ITEMS + 1):
+        s.bash(f'git commit -m "step {n}"', f"[main {n + 1:07x}] step {n}\n")
+    assert len(progress.done(transcript.tool_steps(str(s.path)), request.end, "/srv/shop")) == progress.DONE_ITEMS
+
+
 def test_the_stop_hook_hands_over_only_what_still_blocks_and_the_offer_accepted(tmp_path: Path):
     data, work = tmp_path / "data", make_repo(tmp_path / "shop")
     s = Work(tmp_path / "t.jsonl")
@@ -108,6 +132,7 @@ def test_the_stop_hook_hands_over_only_what_still_blocks_and_the_offer_accepted(
     s.bash("python export.py", TRACE + "ModuleNotFoundError: No module named 'reportlab'", error=True)
     s.bash("pip install reportlab", "Successfully installed reportlab")
     s.bash("python export.py --all", "wrote 12 invoices")  # the same step: cleared
+    s.edit(str(work / "export.py"))
     s.bash("git push origin main", "fatal: Authentication failed for 'https://example.invalid/shop.git'",
            error=True)
     s.say("Exported. The push failed: the remote refused the credentials. Want me to retry over SSH?")
@@ -124,3 +149,4 @@ def test_the_stop_hook_hands_over_only_what_still_blocks_and_the_offer_accepted(
     assert "retry over SSH?" in head["title"]
     assert "fatal: Authentication failed" in head["body"]
     assert "reportlab" not in head["body"]  # cleared by the same step succeeding later
+    assert "Done since the request:\n- edited export.py" in head["body"]
