@@ -11,7 +11,7 @@ from agentctx.capture import progress, transcript
 from tests.capture.test_real_speech import SID, Session
 from tests.conftest import make_repo
 from tests.process.test_claude_extraction import rows, worker_idle
-from tests.support.hooks import hook_env, run_hook
+from tests.support.hooks import context_of, hook_env, run_hook
 from tests.support.waiting import wait_for
 
 TRACE = "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
@@ -115,9 +115,12 @@ def test_done_since_the_request_names_commits_passing_tests_and_files(tmp_path: 
     s.bash("pytest tests/test_ledger.py", "FAILED tests/test_ledger.py::test_x\n===== 1 failed in 0.1s =====",
            error=True)  # its latest run failed: not done
     s.bash('git commit -am "Add refunds"', "[main 1a2b3c4] Add refunds\n 8 files changed\n")
+    s.bash("git push origin main", "error: failed to push some refs to 'origin'", error=True)  # not done
+    s.bash("git push origin main 2>&1", "To github.com:shop/shop.git\n   1a2b3c4..5d6e7f8  main -> main")
     request = transcript.latest_request(str(s.path))
     got = progress.done(transcript.tool_steps(str(s.path)), request.end, "/srv/shop")
-    assert got == ["commit 1a2b3c4: Add refunds", "tests passed: `pytest tests/test_refunds.py` (3 passed)",
+    assert got == ["commit 1a2b3c4 on main: Add refunds", "pushed: `git push origin main 2>&1`",
+                   "Tests passed: `pytest tests/test_refunds.py` (3 passed)",
                    "edited billing/refund_0.py, billing/refund_1.py, billing/refund_2.py, billing/refund_3.py, "
                    "billing/refund_4.py, billing/refund_5.py and 2 more"]
     for n in range(progress.DONE_ITEMS + 1):
@@ -150,3 +153,32 @@ def test_the_stop_hook_hands_over_only_what_still_blocks_and_the_offer_accepted(
     assert "fatal: Authentication failed" in head["body"]
     assert "reportlab" not in head["body"]  # cleared by the same step succeeding later
     assert "Done since the request:\n- edited export.py" in head["body"]
+
+
+def test_after_compaction_the_digest_shows_a_commit_once(tmp_path: Path):
+    """The anchor's changes and the handover's "done since" name the same commit in the same words: the
+    compact digest shows it once."""
+    data, work = tmp_path / "data", make_repo(tmp_path / "shop")
+    s = Work(tmp_path / "t.jsonl")
+    s.user("Add refunds.")
+    commit, out = 'git commit -am "Add refunds"', "[main 1a2b3c4] Add refunds\n 1 file changed\n"
+    s.bash(commit, out)
+    s.say("Committed.")
+    env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
+    base = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work)}
+    assert run_hook("post_tool_use", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                                      "tool_input": {"command": commit},
+                                      "tool_response": {"stdout": out, "stderr": "", "interrupted": False}},
+                    data, env=env).returncode == 0
+    assert run_hook("stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False}, data,
+                    env=env).returncode == 0
+    wait_for(lambda: worker_idle(data, SID) and rows(data, "SELECT id FROM records WHERE type = 'handover'"),
+             "the derived handover")
+    [head] = rows(data, "SELECT body FROM records WHERE type = 'handover' AND superseded_at IS NULL")
+    assert "commit 1a2b3c4 on main: Add refunds" in head["body"]
+    assert run_hook("pre_compact", {**base, "hook_event_name": "PreCompact", "trigger": "manual",
+                                    "custom_instructions": ""}, data, env=env).returncode == 0
+    started = run_hook("session_start", {**base, "hook_event_name": "SessionStart", "source": "compact"}, data,
+                       env=env)
+    digest = context_of(started) or ""
+    assert "Changes made" in digest and digest.count("1a2b3c4") == 1

@@ -389,10 +389,15 @@ def quiet_commit(command: str, output: str, cwd: str) -> dict | None:
             "message": parts[2] or _commit_message(segs)}
 
 
+def programs(command: str) -> set[tuple[str, str]]:
+    """(program, sub-command) of each simple command of a shell line: ``("git", "push")``."""
+    return {(_program(w), _subcommand(w)) for w in segments(command)}
+
+
 def git_events(command: str, output: str) -> list[dict]:
     """Commits, branch switches and PRs this command made (confirmed by its output)."""
     segs = segments(command)
-    progs = {(_program(w), _subcommand(w)) for w in segs}
+    progs = programs(command)
     events: list[dict] = []
     if ("git", "commit") in progs:
         for m in _COMMIT.finditer(output):

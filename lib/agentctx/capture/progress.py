@@ -1,8 +1,8 @@
 """What a session did since the person's latest request, and which errors still stand at its end: the
 "done since" and the blockers of a handover written without a model.
 
-Read from the transcript (``transcript.tool_steps``), in order. **Done**: the commits made, the test runs
-that passed (the latest run of each step) and the files edited, since the request. **Blockers**: An error is a Bash command whose output
+Read from the transcript (``transcript.tool_steps``), in order. **Done**: the commits made, pushes and pull
+requests, the test runs that passed (the latest run of each step) and the files edited, since the request. **Blockers**: An error is a Bash command whose output
 names one (``observe.error_signature``, the signature that keys the ``bugfix`` stubs) or an API error that
 Claude Code wrote in Claude's place (a quota, a credit balance, an invalid model). An error no longer stands
 once, after its last sighting:
@@ -90,6 +90,11 @@ def _bash(step, open_: dict[str, _Open]) -> None:
         del open_[key]
 
 
+def _pushed(step) -> bool:
+    """A ``git push`` that went through (no error in its output)."""
+    return ("git", "push") in observe.programs(step.command) and not observe.error_signature(step.output, failed=False)
+
+
 def done(steps, since: int = 0, root: str = "") -> list[str]:
     """What was done after byte ``since``: commits, passing test runs, the files edited (relative to
     ``root``), at most ``DONE_ITEMS`` items."""
@@ -107,14 +112,19 @@ def done(steps, since: int = 0, root: str = "") -> list[str]:
         elif step.tool == "Bash" and step.command.strip():
             for event in [] if step.failed else observe.git_events(step.command, step.output):
                 if event["kind"] == "commit":
-                    commits.append(f"commit {event['sha'][:9]}: {event['message']}")
+                    # worded as the anchor's changes, so a digest showing both drops the repeat
+                    commits.append(f"commit {event['sha'][:9]} on {event['branch']}: {event['message']}")
+                elif event["kind"] == "pr":
+                    commits.append(f"opened {event['url']}")
+            if not step.failed and _pushed(step):
+                commits.append(f"pushed: `{_short(step.command)}`")
             test = observe.test_command(step.command)
             if test:
                 outcome = observe.test_outcome(test[0], step.output, failed=step.failed,
                                                piped="|" in step.command.replace("||", ""))
-                what = " ".join([test[0], *test[1]])
+                what = " ".join([test[0], *sorted(test[1])])  # worded as the test run's record (observe)
                 if outcome and outcome["status"] == "passed":
-                    tests[what] = f"tests passed: `{_short(what)}` ({outcome['summary']})"
+                    tests[what] = f"Tests passed: `{_short(what)}` ({outcome['summary']})"
                 else:
                     tests.pop(what, None)
     out = commits[-DONE_ITEMS:] + list(tests.values())
