@@ -172,32 +172,6 @@ def test_unexpected_shapes_from_an_unknown_cli_version_are_tolerated(tmp_path):
     assert texts(batch) == [("user", "still readable")]
 
 
-def test_a_line_lost_from_the_file_does_not_cut_off_what_came_before(tmp_path):
-    """A line whose parent is not in the file (invalid JSON there, a line never written) continues the chain
-    from the line before it; the first line of a later read, whose parent was read before, still ends it."""
-    def line(uid: str, parent: str | None, role: str, text: str) -> str:
-        message = {"role": role, "content": text if role == "user" else [{"type": "text", "text": text}]}
-        if role == "assistant":
-            message["id"] = f"msg-{uid}"
-        return json.dumps({"type": role, "uuid": uid, "parentUuid": parent, "sessionId": "fx", "message": message})
-
-    path = tmp_path / "t.jsonl"
-    path.write_text("\n".join([
-        line("a-1", None, "user", "Use Postgres for the ledger."),
-        line("a-2", "a-1", "assistant", "Noted."),
-        '{"type": "assistant", "uuid": "a-3", "parentUuid": "a-2", "message": {"content": "broken',
-        line("a-4", "a-3", "user", "Keep the API stable."),
-        line("a-5", "a-4", "assistant", "Will do."),
-    ]) + "\n")
-    whole = transcript.read(str(path))
-    assert [e.text for e in whole.entries if e.role == "user"] == ["Use Postgres for the ledger.",
-                                                                    "Keep the API stable."]
-    with open(path, "a") as fh:
-        fh.write(line("a-6", "a-5", "user", "Ship it on Fridays.") + "\n")
-    later = transcript.read(str(path), whole.watermark)
-    assert texts(later) == [("user", "Ship it on Fridays.")]
-
-
 def test_a_reply_read_after_the_list_it_answers_still_gets_the_list(tmp_path):
     """The worker runs when Claude's turn ends, so the next read starts at the person's numbered reply: the
     list it answers is found before the read's start, walking up the reply's parents."""

@@ -7,9 +7,7 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
   ``parentUuid``; every other type (``summary``, ``queue-operation``, ``api-request`` ...) is skipped;
 * the main chain is rebuilt by walking ``parentUuid`` up from the newest leaf that is not a
   sidechain, meta or team line; ``logicalParentUuid`` (compact boundaries) is never followed, so
-  after a compaction the ``isCompactSummary`` message stands in for what came before; where a
-  line's parent is missing from what was read (a line the file lost: invalid JSON, never written),
-  the walk goes on from the main-thread line before it in the file rather than losing the rest;
+  after a compaction the ``isCompactSummary`` message stands in for what came before;
 * one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
 * what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
   ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
@@ -360,28 +358,13 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -
     chain: list[dict] = []
     seen = set()
     node = leaf
-    position = {uid: i for i, uid in enumerate(order)}
     while node is not None and node["uuid"] not in seen:
         seen.add(node["uuid"])
         chain.append(node)
         parent = node.get("parentUuid")  # never logicalParentUuid: compaction ends the walk
-        if isinstance(parent, str) and parent not in nodes:
-            node = _before(nodes, order, position[node["uuid"]], seen)  # a broken link: the line before it
-            continue
         node = nodes.get(parent) if isinstance(parent, str) else None
     chain.reverse()
     return chain
-
-
-def _before(nodes: dict[str, dict], order: list[str], index: int, seen: set[str]) -> dict | None:
-    """The main-thread line just before ``order[index]`` in file order, where a line's parent is missing (a line
-    the file lost: invalid JSON, one never written). Only lines read in this window count, so a window's first
-    line, whose parent was read before, ends the walk as before."""
-    for uid in reversed(order[:index]):
-        node = nodes[uid]
-        if uid not in seen and not (node.get("isSidechain") or node.get("isMeta") or node.get("teamName")):
-            return node
-    return None
 
 
 _KINDS = {"answer": "answer", "command": "command"}  # piece role -> kind of a ``user`` entry
