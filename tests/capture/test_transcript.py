@@ -59,11 +59,21 @@ def test_truncated_last_line_is_left_for_the_next_read(tmp_path):
     assert second.watermark.offset == path.stat().st_size and second.watermark.uuid == "t-03"
 
 
-def test_compact_boundary_keeps_the_summary_and_does_not_follow_logical_parent():
+def test_compact_boundary_follows_the_logical_parent_only_within_one_read(tmp_path):
+    """A read spanning a compaction keeps the lines before it (never read); after a read that took them, the
+    summary stands in for them and they are not read again."""
     batch = transcript.read(str(FIXTURES / "compact_boundary.jsonl"))
-    assert [e.role for e in batch.entries] == ["summary", "user", "assistant"]
-    assert "the team chose Redis" in batch.entries[0].text
-    assert "PRE-COMPACT" not in json.dumps(texts(batch))
+    assert [e.role for e in batch.entries] == ["user", "assistant", "summary", "user", "assistant"]
+    assert "PRE-COMPACT" in batch.entries[0].text and "the team chose Redis" in batch.entries[2].text
+    raw = (FIXTURES / "compact_boundary.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(raw[:2]))  # the read before the compaction
+    first = transcript.read(str(path))
+    assert "PRE-COMPACT" in first.entries[0].text
+    path.write_bytes(b"".join(raw))
+    later = transcript.read(str(path), first.watermark)
+    assert [e.role for e in later.entries] == ["summary", "user", "assistant"]
+    assert "PRE-COMPACT" not in json.dumps(texts(later))
 
 
 def test_rewound_branch_is_off_the_main_chain():

@@ -6,8 +6,9 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
 * chain lines (``user``, ``assistant``, ``system``, ``progress``, ``attachment``) carry ``uuid`` /
   ``parentUuid``; every other type (``summary``, ``queue-operation``, ``api-request`` ...) is skipped;
 * the main chain is rebuilt by walking ``parentUuid`` up from the newest leaf that is not a
-  sidechain, meta or team line; ``logicalParentUuid`` (compact boundaries) is never followed, so
-  after a compaction the ``isCompactSummary`` message stands in for what came before;
+  sidechain, meta or team line; a compact boundary's ``logicalParentUuid`` is followed only to lines
+  of the same read (never read before), so after a compaction the ``isCompactSummary`` message stands
+  in for what earlier reads took, and a read that spans a compaction loses nothing;
 * one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
 * what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
   ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
@@ -335,6 +336,13 @@ def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entr
         parent = node.get("parentUuid")
 
 
+def _is_boundary(line: dict) -> bool:
+    """A compaction boundary. The walk crosses it to ``logicalParentUuid`` only within one read: lines before
+    it that this read holds were never read (a read waiting for enough conversation can span a compaction),
+    while what an earlier read took stays behind the summary."""
+    return line.get("type") == "system" and line.get("subtype") == "compact_boundary"
+
+
 def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
@@ -361,7 +369,9 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -
     while node is not None and node["uuid"] not in seen:
         seen.add(node["uuid"])
         chain.append(node)
-        parent = node.get("parentUuid")  # never logicalParentUuid: compaction ends the walk
+        parent = node.get("parentUuid")
+        if parent is None and _is_boundary(node):
+            parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
         node = nodes.get(parent) if isinstance(parent, str) else None
     chain.reverse()
     return chain
