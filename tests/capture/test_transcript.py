@@ -65,6 +65,8 @@ def test_compact_boundary_follows_the_logical_parent_only_within_one_read(tmp_pa
     batch = transcript.read(str(FIXTURES / "compact_boundary.jsonl"))
     assert [e.role for e in batch.entries] == ["user", "assistant", "summary", "user", "assistant"]
     assert "PRE-COMPACT" in batch.entries[0].text and "the team chose Redis" in batch.entries[2].text
+    ends = transcript.read(str(FIXTURES / "compact_boundary.jsonl"), across_compactions=False)
+    assert [e.role for e in ends.entries] == ["summary", "user", "assistant"]  # only the end is wanted
     raw = (FIXTURES / "compact_boundary.jsonl").read_bytes().splitlines(keepends=True)
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"".join(raw[:2]))  # the read before the compaction

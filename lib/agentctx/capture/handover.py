@@ -292,7 +292,7 @@ def _transcript_ends(path: str):
     from agentctx.capture import transcript
 
     request = transcript.latest_request(path)
-    entries = transcript.read(path).entries
+    entries = transcript.read(path, across_compactions=False).entries  # only its end is wanted
     last = ""
     for e in reversed(entries):
         if request is not None and e.end <= request.end:

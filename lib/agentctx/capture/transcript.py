@@ -248,13 +248,15 @@ def _open(path: str):
     return None
 
 
-def read(path: str, watermark: Watermark | None = None) -> Batch:
+def read(path: str, watermark: Watermark | None = None, *, across_compactions: bool = True) -> Batch:
     """Main-chain entries after ``watermark`` (or the whole file), and the watermark past them.
 
     A missing (or refused: a FIFO, a device) file gives an empty batch and the same watermark. If the
     file shrank or the stored offset no longer falls on a line boundary (the file was replaced), reading
     starts over from the top and ``restarted`` is set. One call reads at most ``MAX_READ_BYTES``; the
     rest is read by the next. A file none of whose lines is a Claude Code line is logged, once.
+    ``across_compactions=False``: the chain ends at a compaction boundary even within this read (for a
+    reader that wants only the session's end, as the handover and the anchor do).
     """
     mark = watermark or Watermark()
     fh = _open(path) if path else None
@@ -290,7 +292,7 @@ def read(path: str, watermark: Watermark | None = None) -> Batch:
     if offset == 0 and lines and not typed:
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
-    chain = _main_chain(nodes, order, has_child)
+    chain = _main_chain(nodes, order, has_child, across_compactions)
     entries = _entries(chain, ends)
     if offset and chain:
         _reply_context(path, offset, chain, entries)
@@ -343,7 +345,8 @@ def _is_boundary(line: dict) -> bool:
     return line.get("type") == "system" and line.get("subtype") == "compact_boundary"
 
 
-def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -> list[dict]:
+def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
+                across_compactions: bool = True) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
     As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
@@ -370,7 +373,7 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -
         seen.add(node["uuid"])
         chain.append(node)
         parent = node.get("parentUuid")
-        if parent is None and _is_boundary(node):
+        if parent is None and across_compactions and _is_boundary(node):
             parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
         node = nodes.get(parent) if isinstance(parent, str) else None
     chain.reverse()
