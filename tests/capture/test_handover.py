@@ -31,7 +31,7 @@ def test_write_read_round_trip_and_versions(conn, proj):
     assert handover.write(conn, proj.id, "s1", WORK, 0) == 1
     got = handover.read(conn, proj.id)
     assert got["version"] == 1
-    assert got["fields"] == {**WORK, "also_in_progress": []}
+    assert got["fields"] == {**WORK, "also_in_progress": [], "done": []}
     rec = got["record"]
     assert rec["type"] == "handover" and rec["title"] == "Refund endpoint" and rec["session_id"] == "s1"
     assert "Next steps:\n1. wire the ledger client\n2. add the refund test" in rec["body"]
@@ -160,7 +160,7 @@ def test_bad_fields_are_rejected_or_cleaned(conn, proj):
     handover.write(conn, proj.id, "s1", {"current_task": 42, "next_steps": "just one", "blockers": [None, "", "b"],
                                          "unknown": "ignored"}, 0)
     assert handover.read(conn, proj.id)["fields"] == {"current_task": "", "blockers": ["b"], "next_steps": ["just one"],
-                                                      "open_questions": [], "also_in_progress": []}
+                                                      "open_questions": [], "also_in_progress": [], "done": []}
     assert handover.read(conn, proj.id)["record"]["title"] == handover.NO_TASK
 
 

@@ -59,11 +59,23 @@ def test_truncated_last_line_is_left_for_the_next_read(tmp_path):
     assert second.watermark.offset == path.stat().st_size and second.watermark.uuid == "t-03"
 
 
-def test_compact_boundary_keeps_the_summary_and_does_not_follow_logical_parent():
+def test_compact_boundary_follows_the_logical_parent_only_within_one_read(tmp_path):
+    """A read spanning a compaction keeps the lines before it (never read); after a read that took them, the
+    summary stands in for them and they are not read again."""
     batch = transcript.read(str(FIXTURES / "compact_boundary.jsonl"))
-    assert [e.role for e in batch.entries] == ["summary", "user", "assistant"]
-    assert "the team chose Redis" in batch.entries[0].text
-    assert "PRE-COMPACT" not in json.dumps(texts(batch))
+    assert [e.role for e in batch.entries] == ["user", "assistant", "summary", "user", "assistant"]
+    assert "PRE-COMPACT" in batch.entries[0].text and "the team chose Redis" in batch.entries[2].text
+    ends = transcript.read(str(FIXTURES / "compact_boundary.jsonl"), across_compactions=False)
+    assert [e.role for e in ends.entries] == ["summary", "user", "assistant"]  # only the end is wanted
+    raw = (FIXTURES / "compact_boundary.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(raw[:2]))  # the read before the compaction
+    first = transcript.read(str(path))
+    assert "PRE-COMPACT" in first.entries[0].text
+    path.write_bytes(b"".join(raw))
+    later = transcript.read(str(path), first.watermark)
+    assert [e.role for e in later.entries] == ["summary", "user", "assistant"]
+    assert "PRE-COMPACT" not in json.dumps(texts(later))
 
 
 def test_rewound_branch_is_off_the_main_chain():
@@ -170,3 +182,32 @@ def test_unexpected_shapes_from_an_unknown_cli_version_are_tolerated(tmp_path):
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     batch = transcript.read(str(path))
     assert texts(batch) == [("user", "still readable")]
+
+
+def test_a_reply_read_after_the_list_it_answers_still_gets_the_list(tmp_path):
+    """The worker runs when Claude's turn ends, so the next read starts at the person's numbered reply: the
+    list it answers is found before the read's start, walking up the reply's parents."""
+    path = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "uuid": "r-1", "parentUuid": None, "message": {"role": "user", "content": "Plan the logger."}},
+        {"type": "assistant", "uuid": "r-2", "parentUuid": "r-1", "message": {
+            "id": "m-2", "role": "assistant", "content": [{"type": "text", "text":
+                "Two questions:\n1. Which logger?\n   A) structlog\n   B) stdlib logging\n2. Which format?\n"
+                "   A) JSON\n   B) plain text"}]}},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    first = transcript.read(str(path))
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": "r-3", "parentUuid": "r-2",
+                             "message": {"role": "user", "content": "1. B 2. A"}}) + "\n")
+    [reply] = transcript.read(str(path), first.watermark).entries
+    assert reply.kind == "reply" and "structlog" in reply.context
+    with open(path, "a") as fh:  # a numbered message after the person's own prompt answers no list
+        fh.write(json.dumps({"type": "user", "uuid": "r-4", "parentUuid": "r-3",
+                             "message": {"role": "user", "content": "2. plain text after all"}}) + "\n")
+    mark = transcript.read(str(path), first.watermark).watermark
+    with open(path, "a") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": "r-5", "parentUuid": "r-4",
+                             "message": {"role": "user", "content": "1. A"}}) + "\n")
+    [alone] = transcript.read(str(path), mark).entries
+    assert alone.kind == "prompt" and alone.context == ""

@@ -12,8 +12,16 @@ arguments, queued prompts, answers), never Claude's text, tool output or compact
   Y", "switch to"), a preference ("prefer", "I'd rather", "I like it when"), a rule ("always", "never",
   "from now on", "make sure", "keep ...", "don't / do not ...", "no X", "must"), or a scope cut ("skip X
   for now", "out of scope", "no need for X", "not now"); bullet items of a pasted brief under a heading
-  such as "Requirements" or "Constraints" are decisions. The same shapes are recognised in German,
-  French, Spanish, Chinese, Japanese, Korean and Thai, and such sentences are kept verbatim.
+  such as "Requirements" or "Constraints" are decisions (not under one that names the reply asked for,
+  "Output requirements": those describe this request's answer, not the project). The same shapes are
+  recognised in German, French, Spanish, Chinese, Japanese, Korean and Thai, and such sentences are kept
+  verbatim.
+* A long pasted document (a spec, another agent's handover, notes: many section headings) is someone
+  else's text: its rule-shaped lines are the document's, and which of them the person means to hold only
+  a reader of the whole can tell (the model path sees it all). Only what the person wrote before its
+  first heading is read.
+* An answer or numbered reply to a question about what to do now, next or first picks the next step,
+  not a lasting choice: it is left out (the handover has the request in progress).
 * Questions, conditionals and sentences with none of those shapes (one-off requests, feedback) are
   left out.
 
@@ -33,6 +41,10 @@ MAX_BODY = 1200
 CLAUSE_ABOVE = 300  # a longer "sentence" (speech-to-text, run-on) is read clause by clause
 CLAUSE_CHARS = 240
 MIN_BRIEF_CHARS = 300
+# A pasted document: at least this many section headings in at least this many characters. A typed
+# prompt rarely has a heading, let alone three in a few pages.
+DOC_HEADINGS = 3
+DOC_CHARS = 3000
 
 _I = re.I
 # (type, pattern) in order: the first that matches names the type.
@@ -97,9 +109,11 @@ _SKIP = re.compile(
     r"^(?:if|whether|did|do you|does|have|has|should|would|could|can|when|why|how|what|which|where|who|is|are|"
     r"wenn|falls|ob|warum|wieso|wie|was|kannst|könntest|si|por qué|如果|为什么|怎么|是否|もし|なぜ|만약|왜|ถ้า|ทำไม)\b",
     _I)
-# Not a statement whatever it holds: asking for an explanation, a request to Claude, an agent's narration.
+# Not a statement whatever it holds: asking for an explanation or for information (research, a search, an
+# analysis: one-off work), a request to Claude, an agent's narration.
 _REQUEST = re.compile(
-    r"\b(?:explain|understand|tell me|show me|walk me through|let me know|help me)\b|"
+    r"\b(?:explain\w*|understand|tell me|show me|walk me through|let me know|help me)\b|"
+    r"\b(?:research|investigate|look up|web search|search the web|analy[sz]e|summari[sz]e)\b|"
     r"\b(?:i want|i need|i'?d like|i would like)\s+you\s+to\b|\b(?:can|could|would|will) you\b|"
     r"^(?:let me\b|thinking:|now i\b|i'll (?:check|look|run|start|update|fix)\b|i'm going to\b|so the\b|since\b)|"
     r"\bthe user (?:is|wants|asked|has|said)\b", _I)
@@ -120,6 +134,18 @@ _HEADING = re.compile(
     r"(?: stack| choices)?|stack|scope|must[- ]haves?|non[- ]goals?|out of scope|architecture|guidelines|"
     r"anforderungen|vorgaben|regeln|exigences|requisitos)\b[^\n]{0,30}$|^\s*(?:#{1,6}\s*)?[^\n]{0,20}?"
     r"(?:要求|约束|规则|技术栈|要件|制約|요구 ?사항|규칙|제약|ข้อกำหนด)[^\n]{0,20}$", _I)
+# The heading of a section of the reply asked for: its requirements are this request's, not the project's.
+_OUTPUT_HEADING = re.compile(
+    r"\b(?:output|deliverables?|response|report|answer|format)\b|\b(?:ausgabe|antwort|bericht|livrables?|"
+    r"salida|respuesta|informe)\b|输出|回答|报告|出力|回答|報告|출력|답변|보고서|ผลลัพธ์|รายงาน", _I)
+# A section heading of a pasted document: a Markdown heading, a line in bold alone, a short line in capitals
+# ending in a colon.
+_SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,80}\*\*:?|[A-Z0-9][A-Z0-9 &/()'+.,-]{2,60}:)\s*$")
+# A question about what to do now, next or first (its answer is the next step).
+_SEQUENCING = re.compile(
+    r"\b(?:now|next(?![.\w])|first|before (?:i|we) (?:move on|continue|start|go on)|to start with|right away)\b|"
+    r"\b(?:jetzt|als nächstes|zuerst|zunächst|maintenant|ensuite|d'abord|ahora|primero|después)\b|"
+    r"现在|接下来|下一步|首先|先做|今すぐ|今から|次に|まず|지금|다음|먼저|ตอนนี้|ต่อไป|ก่อน|ถัดไป", _I)
 _ITEM_NO = re.compile(r"(?:^|\s)(\d{1,2}|[A-Ha-h])\s*[.)]\s*")
 _YES_NO = re.compile(r"^(?:yes|yep|yeah|no|nope|ok|okay|sure|agreed|correct|right|ja|nein|oui|non|sí|是|对|好|不|네|예|아니|ใช่|ไม่)\b", _I)
 _OPTION = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?\(?([A-Ha-h])[.):]\)?(?:\*\*)?\s+(.+\S)")
@@ -199,15 +225,28 @@ def _brief_items(text: str) -> list[str]:
         if bullet and under:
             out.append(" ".join(bullet.group(1).split()).strip("*"))
         elif line.strip() and not bullet:
-            under = bool(_HEADING.match(line.strip().rstrip(":：")))
+            heading = line.strip().rstrip(":：")
+            under = bool(_HEADING.match(heading)) and not _OUTPUT_HEADING.search(heading)
     return out
+
+
+def typed_part(text: str) -> str:
+    """What the person wrote of a message: all of it, but of a long pasted document (``DOC_HEADINGS``
+    section headings in ``DOC_CHARS`` characters or more) only the lines before its first heading."""
+    if len(text) < DOC_CHARS:
+        return text
+    lines = _CODE_FENCE.sub("\n", text).splitlines()
+    heads = [i for i, line in enumerate(lines) if _SECTION.match(line)]
+    if len(heads) < DOC_HEADINGS:
+        return text
+    return "\n".join(lines[: heads[0]])
 
 
 def statements(user_texts) -> list[Statement]:
     """Statements in typed text, first occurrence of each, in order."""
     found: dict[str, Statement] = {}
     for text in user_texts:
-        text = redact(text)
+        text = typed_part(redact(text))
         brief = set(_brief_items(text))
         for sentence in sentences(text):
             rtype = classify(sentence) or ("decision" if sentence in brief else None)
@@ -235,6 +274,8 @@ def answered(text: str) -> list[Statement]:
             if "?" in answer or "？" in answer or _QUESTION_END.search(answer):
                 continue  # the person asked back instead of choosing
             asked = re.sub(r"\s*\(options: [^)]*\)$", "", question)
+            if _SEQUENCING.search(asked):
+                continue  # what to do now or next: the next step, not a lasting choice
             out.append(Statement("decision", f"{asked} → {answer}", context=question))
     return out
 
@@ -271,6 +312,8 @@ def replied(text: str, listing: str) -> list[Statement]:
         if not answer or number not in items:
             continue
         item, options = items[number]
+        if _SEQUENCING.search(item) and _QUESTION_END.search(item):
+            continue  # a question about what to do now or next
         letter = re.match(r"^([A-Ha-h])\b(?:\s*(?:\+|and|&|,)\s*([A-Ha-h])\b)?", answer)
         chosen = answer
         if not letter and not _YES_NO.match(answer) and (_QUESTION_END.search(answer) or _REQUEST.search(answer)):
@@ -294,7 +337,9 @@ def from_entries(entries) -> list[Statement]:
         if kind == "answer":
             got = answered(e.text)
         elif kind == "reply":
-            got = replied(redact(e.text), getattr(e, "context", "")) + statements([e.text])
+            got = replied(redact(e.text), getattr(e, "context", ""))
+            chosen = " ".join(normalize(r.text) for r in got)  # a reply's item already stated is not said twice
+            got += [t for t in statements([e.text]) if normalize(t.text) not in chosen]
         else:
             got = statements([e.text])
         for stmt in got:

@@ -2,8 +2,9 @@
 state, and the handover derived without a model.
 
 **The handover** (one current record per project, versioned for parallel agents) carries ADR-009's
-``active_work``: ``current_task`` plus the lists ``blockers``, ``next_steps``, ``open_questions`` and
-``also_in_progress`` (what parallel sessions were on when their writes were merged). It is a ``handover``
+``active_work``: ``current_task`` plus the lists ``blockers``, ``next_steps``, ``open_questions``,
+``also_in_progress`` (what parallel sessions were on when their writes were merged) and ``done`` (what was
+done since the request: commits, passing tests, files edited; written by the derived handover). It is a ``handover``
 record with key ``handover.current``: a write from another session supersedes the previous one (history
 keeps it), a later write from the same session updates that session's record, so there is one per
 session. Optimistic concurrency (the Prism seed): ``read`` returns a ``version``; ``write`` takes the
@@ -26,8 +27,9 @@ Merging is by item key. All text is redacted.
 **The derived handover**: when no model extracts (no key, ``--no-llm``, a spending cap reached),
 :func:`derive_handover` writes the session's handover from the session's activity
 (``capture.activity``) and its transcript: the task is the person's latest substantive request, the next
-steps are those Claude listed last since it plus the tests still failing, the blockers the errors not
-seen fixed (a later success of the same command or test clears them).
+steps are those Claude listed last since it plus the tests still failing, the blockers the errors still
+standing since that request (``capture.progress``: a later success of the same step, a commit, an edit
+after which the error was not seen again, or Claude answering after an API error clears them).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from agentctx.store.db import transaction
 # The handover record
 
 KEY = "handover.current"
-LISTS = ("blockers", "next_steps", "open_questions", "also_in_progress")
+LISTS = ("blockers", "next_steps", "open_questions", "also_in_progress", "done")
 FIELDS = ("current_task", *LISTS)
 MAX_ITEMS = 20
 MAX_ITEM_CHARS = 300
@@ -57,6 +59,7 @@ _HEADINGS = {
     "next_steps": "Next steps:",
     "open_questions": "Open questions:",
     "also_in_progress": "Also in progress (parallel sessions):",
+    "done": "Done since the request:",
 }
 _ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.*\S)\s*$")
 
@@ -273,22 +276,55 @@ def from_transcript(path: str) -> tuple[str, str]:
     """(the person's latest substantive request, the latest assistant text after it) of the transcript;
     "" when unknown. The request is looked for across compactions and sessionIds, queued prompts and
     slash commands included (``transcript.latest_request``)."""
+    request, last, _ = _transcript_ends(path)
+    return (request.text if request else ""), last
+
+
+def _said(entry) -> str:
+    return "\n".join(ln for ln in entry.text.splitlines() if not ln.startswith("[tool ")).strip()
+
+
+def _transcript_ends(path: str):
+    """(the latest substantive request's entry or None, the latest assistant text after it, the entries of
+    the main chain)."""
     if not path:  # a missing or refused file (a FIFO, a device: logged once) reads as empty
-        return "", ""
+        return None, "", []
     from agentctx.capture import transcript
 
     request = transcript.latest_request(path)
-    entries = transcript.read(path).entries
+    entries = transcript.read(path, across_compactions=False).entries  # only its end is wanted
     last = ""
     for e in reversed(entries):
         if request is not None and e.end <= request.end:
             break  # Claude's text from before the request is about earlier work
-        if e.role != "assistant":
-            continue
-        last = "\n".join(ln for ln in e.text.splitlines() if not ln.startswith("[tool "))
-        if last.strip():
+        if e.role == "assistant" and _said(e):
+            last = _said(e)
             break
-    return (request.text if request else ""), last
+    return request, last, entries
+
+
+_ASKED = re.compile(r"[?？]\W*$")
+
+
+def task_text(request, entries) -> str:
+    """The request in progress as a handover's task: the request, and after it what the person accepted
+    ("yes please" to Claude's "Want me to commit it?": the task moved on to Claude's offer), within
+    ``HANDOVER_TASK_CHARS``. An acknowledgement of a report ("ok thanks" after "Done.") adds nothing."""
+    if request is None:
+        return ""
+    accepted, asked = [], ""
+    for e in entries:
+        if e.end <= request.end:
+            continue
+        if e.role == "assistant" and _said(e):
+            asked = _said(e).splitlines()[-1] if _ASKED.search(_said(e)) else ""
+        elif e.role == "user" and e.kind in ("prompt", "queued") and asked and e.text.strip():
+            accepted.append(f"“{_anchor_clip(e.text, 40)}” to “{_anchor_clip(asked, 100)}”")
+            asked = ""
+    if not accepted:
+        return request.text
+    tail = " … then " + accepted[-1]
+    return _anchor_clip(request.text, HANDOVER_TASK_CHARS - len(tail)) + tail
 
 
 def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path: str = "",
@@ -447,13 +483,22 @@ def where_next(conn: sqlite3.Connection, proj: Project, start: str, end: str, se
 HANDOVER_TASK_CHARS = 200
 
 
-def handover_fields(data: dict, first_prompt: str = "", last_text: str = "") -> dict:
-    """A handover (its fields) from a session's part of the log and its transcript ends."""
+def handover_fields(data: dict, first_prompt: str = "", last_text: str = "",
+                    standing: list[tuple[str, str]] | None = None) -> dict:
+    """A handover (its fields) from a session's part of the log and its transcript ends. ``standing``: the
+    errors the transcript shows still standing (``progress.standing``); without it, the log's errors not
+    cleared by a later success of the same command or a test run passing."""
     steps = next_steps(last_text)
     failing = [t for t in data["tests"] if t["status"] == "failed"]
     steps += [f"Make the failing tests pass: {_anchor_clip(t['title'], 160)}" for t in failing]
-    blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"]
-                if not (e["tests_passed_after"] or e.get("cleared"))]
+    if standing is None:
+        blockers = [f"Error not seen fixed: {_anchor_clip(e['title'], 160)}" for e in data["errors"]
+                    if not (e["tests_passed_after"] or e.get("cleared"))]
+    else:
+        from agentctx.capture.progress import API_KEY  # not at the top: observe's patterns stay off SessionStart
+
+        blockers = [_anchor_clip(text, 200) if key == API_KEY else
+                    f"Error not seen fixed: {_anchor_clip(text, 160)}" for key, text in standing]
     task = _anchor_clip(first_prompt, HANDOVER_TASK_CHARS)
     return {"current_task": task, "next_steps": steps, "blockers": blockers, "open_questions": []}
 
@@ -469,12 +514,23 @@ def day_summary(conn: sqlite3.Connection, proj: Project, day: str, *, session_id
 
 def derive_handover(conn: sqlite3.Connection, proj: Project, session_id: str, transcript_path: str) -> str | None:
     """Write the session's handover from its log and transcript (no model); the record id, or None
-    when there is nothing to hand over."""
+    when there is nothing to hand over. Blockers are the errors still standing since the latest request
+    (``capture.progress``), read from the transcript when it shows tool calls (else from the store)."""
+    from agentctx.capture import progress, transcript
+
     try:
-        first, last = from_transcript(transcript_path)
+        request, last, entries = _transcript_ends(transcript_path)
+        steps = transcript.tool_steps(transcript_path) if transcript_path else []
     except (OSError, ValueError):
-        first, last = "", ""
-    fields = handover_fields(day_summary(conn, proj, activity.today(), session_id=session_id), first, last)
+        request, last, entries, steps = None, "", [], []
+    since = request.end if request else 0
+    standing = progress.standing(steps, since) if progress.ran_tools(steps) else None
+    fields = handover_fields(day_summary(conn, proj, activity.today(), session_id=session_id),
+                             task_text(request, entries), last, standing)
+    fields["done"] = progress.done(steps, since, proj.root)
+    if standing is None:  # no tool call in the transcript: the store's errors, and its API errors
+        fields["blockers"] += [_anchor_clip(text, 200) for key, text in progress.standing(steps, since)
+                               if key == progress.API_KEY]
     if not (fields["current_task"] or fields["next_steps"] or fields["blockers"]):
         return None
     save(conn, proj.id, session_id, fields, source="hook_observation", confidence="inferred")

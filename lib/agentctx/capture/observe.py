@@ -389,10 +389,15 @@ def quiet_commit(command: str, output: str, cwd: str) -> dict | None:
             "message": parts[2] or _commit_message(segs)}
 
 
+def programs(command: str) -> set[tuple[str, str]]:
+    """(program, sub-command) of each simple command of a shell line: ``("git", "push")``."""
+    return {(_program(w), _subcommand(w)) for w in segments(command)}
+
+
 def git_events(command: str, output: str) -> list[dict]:
     """Commits, branch switches and PRs this command made (confirmed by its output)."""
     segs = segments(command)
-    progs = {(_program(w), _subcommand(w)) for w in segs}
+    progs = programs(command)
     events: list[dict] = []
     if ("git", "commit") in progs:
         for m in _COMMIT.finditer(output):
@@ -480,6 +485,25 @@ def _command_key(command: str) -> str:
     (``| tail``), redirections and spacing."""
     segs = [w for w in segments(command) if _program(w) not in _SETUP and _program(w) not in _VIEWERS]
     return " ".join(" ".join(w) for w in segs)
+
+
+_SUBCOMMAND = re.compile(r"^[a-z][a-z-]*$")
+
+
+def step_key(command: str) -> str:
+    """What "the same step" means, looser than the same command: per simple command (setup and viewers left
+    out), the program and its first word that is not an option, and a second one when the first is a
+    subcommand (``npm run build``, ``cargo build``, ``python scripts/seed.py``), whatever the flags."""
+    keys = []
+    for words in segments(command):
+        prog = _program(words)
+        if prog in _SETUP or prog in _VIEWERS:
+            continue
+        args = [w for w in words[1:] if not w.startswith("-")][:2]
+        if args and not _SUBCOMMAND.match(args[0]):
+            args = args[:1]
+        keys.append(" ".join([prog, *args]))
+    return " && ".join(keys)
 
 
 def _failing_marker(command: str) -> str:

@@ -6,8 +6,9 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
 * chain lines (``user``, ``assistant``, ``system``, ``progress``, ``attachment``) carry ``uuid`` /
   ``parentUuid``; every other type (``summary``, ``queue-operation``, ``api-request`` ...) is skipped;
 * the main chain is rebuilt by walking ``parentUuid`` up from the newest leaf that is not a
-  sidechain, meta or team line; ``logicalParentUuid`` (compact boundaries) is never followed, so
-  after a compaction the ``isCompactSummary`` message stands in for what came before;
+  sidechain, meta or team line; a compact boundary's ``logicalParentUuid`` is followed only to lines
+  of the same read (never read before), so after a compaction the ``isCompactSummary`` message stands
+  in for what earlier reads took, and a read that spans a compaction loses nothing;
 * one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
 * what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
   ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
@@ -247,13 +248,15 @@ def _open(path: str):
     return None
 
 
-def read(path: str, watermark: Watermark | None = None) -> Batch:
+def read(path: str, watermark: Watermark | None = None, *, across_compactions: bool = True) -> Batch:
     """Main-chain entries after ``watermark`` (or the whole file), and the watermark past them.
 
     A missing (or refused: a FIFO, a device) file gives an empty batch and the same watermark. If the
     file shrank or the stored offset no longer falls on a line boundary (the file was replaced), reading
     starts over from the top and ``restarted`` is set. One call reads at most ``MAX_READ_BYTES``; the
     rest is read by the next. A file none of whose lines is a Claude Code line is logged, once.
+    ``across_compactions=False``: the chain ends at a compaction boundary even within this read (for a
+    reader that wants only the session's end, as the handover and the anchor do).
     """
     mark = watermark or Watermark()
     fh = _open(path) if path else None
@@ -289,13 +292,61 @@ def read(path: str, watermark: Watermark | None = None) -> Batch:
     if offset == 0 and lines and not typed:
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
-    chain = _main_chain(nodes, order, has_child)
+    chain = _main_chain(nodes, order, has_child, across_compactions)
     entries = _entries(chain, ends)
+    if offset and chain:
+        _reply_context(path, offset, chain, entries)
     last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
     return Batch(entries, Watermark(end, last_uuid), restarted, lines, skipped)
 
 
-def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -> list[dict]:
+LOOKBACK_BYTES = 1024 * 1024  # before a read's start: where the list a reply answers is looked for
+
+
+def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entry]) -> None:
+    """A read that starts with the person's numbered reply (the worker ran when Claude's turn ended, so
+    Claude's list was read before): the list is looked for in the lines before ``offset``, walking up the
+    reply's parents, and the reply gets it as its context."""
+    first = next((e for e in entries if e.role in ("user", "assistant")), None)
+    if first is None or first.role != "user" or first.kind != "prompt" or not is_reply(first.text):
+        return
+    line = next((n for n in chain if n["uuid"] == first.uuid), None)
+    parent = line.get("parentUuid") if line else None
+    fh = _open(path) if isinstance(parent, str) else None
+    if fh is None:
+        return
+    with fh:
+        start = max(0, offset - LOOKBACK_BYTES)
+        fh.seek(start)
+        buf = fh.read(offset - start)
+    if start:
+        cut = buf.find(b"\n") + 1
+        buf, start = buf[cut:], start + cut
+    before = {obj["uuid"]: obj for obj, _ in _lines(buf, start)
+              if isinstance(obj, dict) and isinstance(obj.get("uuid"), str)}
+    seen: set[str] = set()
+    while isinstance(parent, str) and parent in before and parent not in seen:
+        seen.add(parent)
+        node = before[parent]
+        if node.get("type") == "assistant" and not node.get("isSidechain"):
+            listed = _list_of("\n".join(text for role, text in _blocks(node) if role == "assistant"))
+            if listed:
+                first.kind, first.context = "reply", listed
+                return
+        elif node.get("type") == "user" and any(role in ("user", "command") for role, _ in _blocks(node)):
+            return  # the person spoke before: no list was answered
+        parent = node.get("parentUuid")
+
+
+def _is_boundary(line: dict) -> bool:
+    """A compaction boundary. The walk crosses it to ``logicalParentUuid`` only within one read: lines before
+    it that this read holds were never read (a read waiting for enough conversation can span a compaction),
+    while what an earlier read took stays behind the summary."""
+    return line.get("type") == "system" and line.get("subtype") == "compact_boundary"
+
+
+def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
+                across_compactions: bool = True) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
     As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
@@ -321,7 +372,9 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str]) -
     while node is not None and node["uuid"] not in seen:
         seen.add(node["uuid"])
         chain.append(node)
-        parent = node.get("parentUuid")  # never logicalParentUuid: compaction ends the walk
+        parent = node.get("parentUuid")
+        if parent is None and across_compactions and _is_boundary(node):
+            parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
         node = nodes.get(parent) if isinstance(parent, str) else None
     chain.reverse()
     return chain
@@ -429,13 +482,13 @@ def substantive(entry: Entry) -> bool:
     return bool(text) and not _ACK.match(text)
 
 
-def person_entries(path: str) -> list[Entry]:
-    """Everything the person typed in the file, in file order, across compactions and sessionIds
-    (sidechains and meta lines left out)."""
-    fh = _open(path) if path else None  # a refused file (a FIFO, a device) is logged once and reads as empty
+def _tail(path: str):
+    """(parsed object or None, byte offset past the line) of the file's last ``MAX_READ_BYTES``, from a line
+    start: what is wanted of a session's end. Empty for a missing or refused file (logged once)."""
+    fh = _open(path) if path else None
     if fh is None:
-        return []
-    with fh:  # at most the last MAX_READ_BYTES, from a line start: the latest request is what is wanted
+        return
+    with fh:
         size = os.fstat(fh.fileno()).st_size
         pos = max(0, size - MAX_READ_BYTES)
         fh.seek(pos)
@@ -443,14 +496,91 @@ def person_entries(path: str) -> list[Entry]:
     if pos:
         cut = buf.find(b"\n") + 1
         buf, pos = buf[cut:], pos + cut
+    yield from _lines(buf, pos)
+
+
+def person_entries(path: str) -> list[Entry]:
+    """Everything the person typed in the file, in file order, across compactions and sessionIds
+    (sidechains and meta lines left out)."""
     lines: list[dict] = []
     ends: dict[str, int] = {}
-    for obj, end in _lines(buf, pos):
+    for obj, end in _tail(path):
         if isinstance(obj, dict) and obj.get("type") in ("user", "attachment") and isinstance(obj.get("uuid"), str):
             if not obj.get("isSidechain"):
                 lines.append(obj)
                 ends[obj["uuid"]] = end
     return [e for e in _entries(lines, ends) if e.role == "user"]
+
+
+class Step:
+    """One thing the session did, in file order: a tool call with its outcome (``tool``: its name, ``command``
+    for Bash, ``files`` for a file edit, ``failed``, ``output``), or an API error in Claude's place (``tool`` is
+    ``api_error``, ``output`` its message), or Claude's reply (``tool`` is ``reply``)."""
+
+    __slots__ = ("end", "tool", "command", "files", "failed", "output")
+
+    def __init__(self, end: int, tool: str, command: str = "", files: tuple = (), failed: bool = False,
+                 output: str = ""):
+        self.end, self.tool, self.command, self.files, self.failed, self.output = end, tool, command, files, failed, output
+
+    def __repr__(self) -> str:
+        return f"Step({self.tool}, {self.command or self.output[:40]!r}, failed={self.failed})"
+
+
+MAX_STEP_OUTPUT = 200_000  # of one tool result: errors and summaries are at its start and end
+_FILE_KEYS = ("file_path", "notebook_path")
+
+
+def _api_error(line: dict, content: list) -> str:
+    """The message of an API error Claude Code wrote in Claude's place ("" for any other line)."""
+    if not line.get("isApiErrorMessage"):
+        return ""
+    text = " ".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    inner = re.search(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+    if inner:
+        text = f"{text.split('{', 1)[0].strip()} {inner.group(1)}"
+    return " ".join(text.split())
+
+
+def tool_steps(path: str) -> list[Step]:
+    """What the session did, in file order (the file's tail, sidechains left out): tool calls with their
+    outcome, API errors, and Claude's replies; for telling which errors still stand at the end."""
+    calls: dict[str, tuple[str, dict]] = {}
+    out: list[Step] = []
+    for obj, end in _tail(path):
+        if not isinstance(obj, dict) or obj.get("isSidechain") or obj.get("type") not in ("user", "assistant"):
+            continue
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        if obj["type"] == "assistant":
+            error = _api_error(obj, content)
+            if error:
+                out.append(Step(end, "api_error", failed=True, output=error))
+                continue
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    calls[block["id"]] = (str(block.get("name") or ""), args)
+                elif block.get("type") == "text" and str(block.get("text") or "").strip():
+                    out.append(Step(end, "reply"))
+            continue
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            name, args = calls.pop(block.get("tool_use_id"), ("", {}))
+            if not name:
+                continue
+            text = _tool_result_text(block.get("content"))
+            if len(text) > MAX_STEP_OUTPUT:
+                text = text[: MAX_STEP_OUTPUT // 2] + "\n" + text[-MAX_STEP_OUTPUT // 2:]
+            command = args.get("command") if name == "Bash" and isinstance(args.get("command"), str) else ""
+            files = tuple(v for k in _FILE_KEYS if isinstance(v := args.get(k), str) and v) if not command else ()
+            out.append(Step(end, name, command, files, bool(block.get("is_error")), text))
+    return out
 
 
 def latest_request(path: str) -> Entry | None:
