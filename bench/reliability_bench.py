@@ -811,14 +811,14 @@ def _client(work: str, who: str, url: str, origin: str = "git@github.com:bench/t
     return conn, proj, home, repo
 
 
-def _plant(conn, project_id: str, record_id: str, title: str) -> None:
-    conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, valid_from, "
-                 "recorded_at) VALUES (%s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
-                 (record_id, project_id, title))
-    conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'upsert')",
-                 (project_id, record_id))
-    conn.execute("UPDATE agentctx.records SET seq = (SELECT max(seq) FROM agentctx.changes WHERE record_id = %s AND "
-                 "project_id = %s) WHERE id = %s AND project_id = %s", (record_id, project_id, record_id, project_id))
+def _plant(conn, team: str, project_id: str, record_id: str, title: str) -> None:
+    conn.execute("INSERT INTO agentctx.records (team, id, project_id, type, title, confidence, source, valid_from, "
+                 "recorded_at) VALUES (%s, %s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
+                 (team, record_id, project_id, title))
+    seq = conn.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES (%s, %s, %s, 'upsert') "
+                       "RETURNING seq", (team, project_id, record_id)).fetchone()[0]
+    conn.execute("UPDATE agentctx.records SET seq = %s WHERE team = %s AND id = %s AND project_id = %s",
+                 (seq, team, record_id, project_id))
 
 
 def team_attacks(work: str) -> dict:
@@ -836,6 +836,10 @@ def team_attacks(work: str) -> dict:
 
     results: dict[str, bool] = {}
     try:
+        # The squat: blue's member knows red's repository URL (so its project id) and shares it first.
+        squat, sproj, _, _ = _client(work, "mallory-squat", urls["mallory"])
+        records.add(squat, sproj.id, type="decision", title="Blue shared red's project first")
+        squatted = engine.sync_remote(squat, "team")
         alice, aproj, ahome, _ = _client(work, "alice", urls["alice"])
         bob, bproj, _, _ = _client(work, "bob", urls["bob"])
         mal, mproj, _, _ = _client(work, "mallory", urls["mallory"], origin="git@github.com:blue/other.git")
@@ -850,14 +854,22 @@ def team_attacks(work: str) -> dict:
         records.add(mal, mproj.id, type="decision", title="Blue decision")
         engine.sync_remote(mal, "team")
         with client.connect(urls["mallory"]) as m:  # squat an id red has not pushed yet
-            _plant(m, mproj.id, waiting["id"], "squatted")
+            _plant(m, "blue", mproj.id, waiting["id"], "squatted")
         first = engine.sync_remote(alice, "team")
         results["another team's squatted id does not block my push"] = first["status"] == "ok" and first["pushed"] >= 2
+        titles = {r["title"] for r in records.current(alice, aproj.id)}
+        results["another team sharing my project first: I share, sync, see nothing of theirs"] = (
+            squatted["status"] == "ok" and squatted["pushed"] == 1 and sproj.id == aproj.id and first["pulled"] == 0
+            and "Blue shared red's project first" not in titles)
+        again = engine.sync_remote(squat, "team")
+        results["... and the squatter sees nothing of mine"] = (
+            again["status"] == "ok" and {r["title"] for r in records.current(squat, sproj.id)} ==
+            {"Blue shared red's project first"})
         with client.connect(urls["bob"]) as b:
-            _plant(b, aproj.id, mine["id"], "HIJACKED")
+            _plant(b, "red", aproj.id, mine["id"], "HIJACKED")
             b.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, 'p', 'red')", (private.id,))
-            _plant(b, private.id, mine["id"], "HIJACKED again")
-            b.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
+            _plant(b, "red", private.id, mine["id"], "HIJACKED again")
+            b.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES ('red', %s, %s, 'purge')",
                       (aproj.id, mine["id"]))
         rep = engine.sync_remote(alice, "team")
         kept = records.get(alice, mine["id"], private.id)
@@ -867,16 +879,32 @@ def team_attacks(work: str) -> dict:
         results["refusals counted in the report"] = rep["refused"] == 3
         with client.connect(urls["mallory"]) as m:
             errs = []
-            for rid in (waiting["id"], "01JZZZZZZZZZZZZZZZZZZZZZZ9"):
+            for pid, rid in ((aproj.id, waiting["id"]), (aproj.id, "01JZZZZZZZZZZZZZZZZZZZZZZ9"),
+                             ("0123456789abcdef", "01JZZZZZZZZZZZZZZZZZZZZZZ9")):
                 try:
-                    _plant(m, aproj.id, rid, "probe")
+                    _plant(m, "red", pid, rid, "probe")
                     errs.append("written")
                 except psycopg.Error as exc:
-                    errs.append(type(exc).__name__ + str(exc).replace(rid, "ID"))
-            results["writing into another team's project: same error whether the id exists"] = (
-                errs[0] == errs[1] and errs[0] != "written")
-            for label, sql in (("read the change sequence", "SELECT last_value FROM agentctx.change_seq"),
-                               ("advance the change sequence", "SELECT nextval('agentctx.change_seq')"),
+                    errs.append(type(exc).__name__ + str(exc).replace(rid, "ID").replace(pid, "P"))
+            results["writing into another team's project: same error whether the project and id exist"] = (
+                len(set(errs)) == 1 and errs[0] != "written")
+            try:
+                client.team_of(m, "red")
+                told = ["accepted"]
+            except client.RemoteError as exc:
+                told = [str(exc).replace("red", "T")]
+            try:
+                client.team_of(m, "nosuchteam")
+            except client.RemoteError as exc:
+                told.append(str(exc).replace("nosuchteam", "T"))
+            results["the client's words about another team: the same whether it exists"] = (
+                len(told) == 2 and told[0] == told[1])
+            seqs = [r[0] for r in server_query(server, name, "SELECT seq FROM agentctx.changes WHERE team = 'red' "
+                                                             "ORDER BY seq")]
+            results["red's change numbers show no gap for blue's activity"] = seqs == list(range(seqs[0],
+                                                                                                 seqs[0] + len(seqs)))
+            for label, sql in (("read the change counters", "SELECT last FROM agentctx.change_counters"),
+                               ("advance another team's counter", "SELECT agentctx.next_change('red')"),
                                ("pg_stat_user_tables", "SELECT n_live_tup FROM pg_stat_user_tables"),
                                ("pg_statio_user_tables", "SELECT * FROM pg_statio_user_tables"),
                                ("pg_sequences", "SELECT last_value FROM pg_sequences")):
@@ -889,14 +917,16 @@ def team_attacks(work: str) -> dict:
                 a.execute("ANALYZE agentctx.records")
             results["pg_stats hides the records table"] = m.execute(
                 "SELECT count(*) FROM pg_stats WHERE schemaname = 'agentctx' AND tablename = 'records'").fetchone()[0] == 0
-            results["other team's rows invisible"] = m.execute(
-                "SELECT count(*) FROM agentctx.records WHERE project_id = %s", (aproj.id,)).fetchone()[0] == 0
-            results["other team's changes invisible"] = m.execute(
-                "SELECT count(*) FROM agentctx.changes WHERE project_id = %s", (aproj.id,)).fetchone()[0] == 0
+            results["other team's rows invisible (its copy of the same project included)"] = m.execute(
+                "SELECT count(*) FROM agentctx.records WHERE team <> 'blue' OR title IN ('Shared decision', "
+                "'Not pushed yet')").fetchone()[0] == 0
+            results["other team's changes and tombstones invisible"] = m.execute(
+                "SELECT (SELECT count(*) FROM agentctx.changes WHERE team <> 'blue') + "
+                "(SELECT count(*) FROM agentctx.purged WHERE team <> 'blue')").fetchone()[0] == 0
             results["update of other team's rows touches nothing"] = m.execute(
-                "UPDATE agentctx.records SET title = 'x' WHERE project_id = %s", (aproj.id,)).rowcount == 0
+                "UPDATE agentctx.records SET title = 'x' WHERE team = 'red'").rowcount == 0
             results["delete of other team's rows touches nothing"] = m.execute(
-                "DELETE FROM agentctx.records WHERE project_id = %s", (aproj.id,)).rowcount == 0
+                "DELETE FROM agentctx.records WHERE team = 'red'").rowcount == 0
             try:
                 m.execute("DELETE FROM agentctx.changes")
                 results["change log append-only"] = False
@@ -913,6 +943,11 @@ def team_attacks(work: str) -> dict:
     finally:
         server.stop()
     return {"attacks": len(results), "held": sum(results.values()), "each": results}
+
+
+def server_query(server, name: str, sql: str) -> list:
+    with server.admin(name) as a:
+        return a.execute(sql).fetchall()
 
 
 def server_rows(server, name: str, record_id: str) -> int:
@@ -1023,7 +1058,7 @@ def trust_markdown(r: dict) -> list[str]:
                      f"the next consolidation, {st['after the next session']} after the next session |")
     a = r.get("team_attacks")
     if a:
-        lines.append("| team-server attacks, two teams (teammate hijacks, squatting, probes, statistics) | "
+        lines.append("| team-server attacks, two teams (teammate hijacks, another team sharing my project first, id squatting, probes, counters and statistics) | "
                      + (a["skipped"] if "skipped" in a else f"{a['held']} of {a['attacks']} held") + " |")
     k = r.get("sync_under_fire")
     if k:
