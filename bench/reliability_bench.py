@@ -24,6 +24,8 @@
    FIFO, a socket, a symlink out of the repository, a dangling symlink, a 4 GiB file and TOML/JSON nested
    2,000 deep at every path agentctx reads; every hook, the CLI and the consolidation pass under a 2 GiB
    address-space limit; inputs tried and held, each refused file logged once, nothing written outside.
+   The MCP server (every tool, through the SDK's stdio client) and the dashboard (every HTTP route) against the
+   same repositories under the same limit (``hostile_surfaces``; alone: ``--only hostile_surfaces``).
 
 6. **Trust (issue 22)**, also alone with ``--trust-only``: FTS rows replaced by random bytes of the same length
    (averages, structure, leaves, docsize), each answered by the CLI, the prompt hook and MCP, the index rebuilt
@@ -1134,6 +1136,72 @@ def hostile_repo(work: str) -> dict:
             "seconds": round(time.perf_counter() - started, 1)}
 
 
+def hostile_surfaces(work: str) -> dict:
+    """The MCP server (the SDK's real stdio client, every tool) and the dashboard (every HTTP route, writes
+    included) against each hostile repository kind, each server under the 2 GiB address-space limit
+    (tests/support/hostile_surfaces.py). A call holds when it returns in time and does not fail on the server's
+    side (an MCP error result is allowed only for ctx_sync_claudemd refusing a CLAUDE.md it will not read; an
+    HTTP status < 500); per repository, each refused file has exactly one log line and nothing outside changed."""
+    from pathlib import Path
+
+    from agentctx import project
+    from tests.support import hostile
+    from tests.support import hostile_surfaces as surfaces
+    from tests.support.cli import BIN, UV
+
+    model = os.path.join(ROOT, "tests", "fixtures", "models", "m2v-tiny-64")
+    saved = os.environ.get("AGENTCTX_EMBED_MODEL")
+    os.environ["AGENTCTX_EMBED_MODEL"] = model  # the dashboard inherits it
+    kinds: dict[str, dict] = {}
+    started = time.perf_counter()
+    try:
+        for kind in hostile.KINDS:
+            base = Path(work) / "hostile-surfaces" / kind
+            home = base / "data"
+            repo, outside, transcript = hostile.make(base / "clone", kind)
+            before = hostile.snapshot(outside)
+            env = hook_env(str(home), AGENTCTX_EMBED_MODEL=model)
+            env["PATH"] = os.path.dirname(UV) + os.pathsep + env["PATH"]
+            subprocess.run([str(BIN), "--project", str(repo), "record", "--type", "decision", "--title",
+                            hostile.TITLE], capture_output=True, env=env, cwd=str(repo), timeout=300)
+            failures: list[str] = []
+            try:
+                mcp = surfaces.run_mcp(repo, home, surfaces.record_id(home), base / "mcp-stderr.log")
+            except Exception as exc:  # noqa: BLE001 - the server did not start or died: every call failed
+                mcp = [surfaces.Call(t, False, True, f"{type(exc).__name__}: {exc}", 0.0)
+                       for t, _ in surfaces.mcp_calls("x")]
+            mcp_held = [c.done and (not c.failed or c.what.startswith("ctx_sync_claudemd")) for c in mcp]
+            try:
+                ui = surfaces.run_ui(home, project.detect(str(repo)).id, surfaces.record_id(home, surfaces.MCP_TITLE),
+                                     base)
+            except Exception as exc:  # noqa: BLE001
+                ui = [surfaces.Call(f"{m} {p}", False, True, f"{type(exc).__name__}: {exc}", 0.0)
+                      for m, p, _ in surfaces.ui_requests("x", "x")]
+            ui_held = [c.done and not c.failed for c in ui]
+            failures += [f"{c.what}: {c.text[:200]}" for c, ok in zip(mcp + ui, mcp_held + ui_held, strict=True) if not ok]
+            log = home / "logs" / "agentctx.log"
+            counts = hostile.reports(log.read_text() if log.exists() else "")
+            expected = hostile.expected_reports(repo, transcript, kind) - {str(transcript)}
+            kinds[kind] = {"mcp_calls": len(mcp), "mcp_held": sum(mcp_held), "http_requests": len(ui),
+                           "http_held": sum(ui_held), "files_expected": len(expected),
+                           "files_reported_once": sum(1 for p in expected if counts.get(p) == 1),
+                           "files_reported_twice": sorted(p for p, n in counts.items() if n > 1),
+                           "outside_untouched": hostile.snapshot(outside) == before
+                           and not (outside / "created-by-agentctx").exists(),
+                           "slowest_call_s": round(max(c.seconds for c in mcp + ui), 2), "failures": failures[:5]}
+    finally:
+        if saved is None:
+            os.environ.pop("AGENTCTX_EMBED_MODEL", None)
+        else:
+            os.environ["AGENTCTX_EMBED_MODEL"] = saved
+    return {"kinds": kinds, "inputs": sum(k["mcp_calls"] + k["http_requests"] for k in kinds.values()),
+            "held": sum(k["mcp_held"] + k["http_held"] for k in kinds.values()),
+            "repositories_sound": sum(1 for k in kinds.values() if k["files_reported_once"] == k["files_expected"]
+                                      and not k["files_reported_twice"] and k["outside_untouched"]),
+            "mcp_tools": len(surfaces.mcp_calls("x")), "http_routes": len(surfaces.ui_requests("x", "x")),
+            "memory_limit_gib": hostile.MEMORY_LIMIT / 2**30, "seconds": round(time.perf_counter() - started, 1)}
+
+
 def _hostile_run(argv: list[str], stdin: bytes | None, expect: int | None, what: str, env: dict, cwd: str,
                  tally: dict) -> None:
     """One process against a hostile repository, counted in ``tally`` (held: in time, the exit expected,
@@ -1166,6 +1234,20 @@ def hostile_markdown(h: dict) -> list[str]:
     for kind, k in h["kinds"].items():
         rows.append(f"| ... {kind} | {k['held']}/{k['inputs']} held, {k['files_reported_once']}/{k['files_expected']} "
                     f"files reported once, slowest process {k['slowest_process_s']} s |")
+    return rows
+
+
+def hostile_surfaces_markdown(h: dict) -> list[str]:
+    """The MCP-and-dashboard rows of the report."""
+    rows = [f"| hostile repositories, MCP server and dashboard ({len(h['kinds'])} kinds; per repository "
+            f"{h['mcp_tools']} MCP tool calls through the SDK's stdio client and {h['http_routes']} dashboard "
+            f"requests, writes included, each server under a {h['memory_limit_gib']:g} GiB address-space limit) | "
+            f"{h['held']} of {h['inputs']} calls held; {h['repositories_sound']} of {len(h['kinds'])} repositories: "
+            "each refused file logged once, nothing outside written |"]
+    for kind, k in h["kinds"].items():
+        rows.append(f"| ... {kind} | MCP {k['mcp_held']}/{k['mcp_calls']}, HTTP {k['http_held']}/{k['http_requests']}, "
+                    f"{k['files_reported_once']}/{k['files_expected']} files reported once, slowest call "
+                    f"{k['slowest_call_s']} s |")
     return rows
 
 
@@ -1210,6 +1292,7 @@ def markdown(r: dict) -> str:
         f"{p['session_end_in_the_hook_ms']['p95']} p95 |",
         *trust_markdown(r),
         *(hostile_markdown(r["hostile_repo"]) if "hostile_repo" in r else []),
+        *(hostile_surfaces_markdown(r["hostile_surfaces"]) if "hostile_surfaces" in r else []),
         "", "Examples of real-text lines redaction changed:", "",
         *[f"- `{e}`" for e in x["real_text"]["examples"]],
     ]
@@ -1227,10 +1310,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--trust-only", action="store_true", help="only the trust sections (issue 22); writes reliability-trust*")
     ap.add_argument("--out", default=os.path.join(BENCH, "results"))
-    ap.add_argument("--only", choices=["hostile_repo"], help="run this section alone (writes reliability-<section>.*)")
+    ap.add_argument("--only", choices=["hostile_repo", "hostile_surfaces"],
+                    help="run this section alone (writes reliability-<section>.*)")
     args = ap.parse_args()
     if args.only:
-        return only_hostile_repo(args.out)
+        return only_hostile(args.only, args.out)
     quick = args.quick
     model = os.environ.get("AGENTCTX_EMBED_MODEL") or (SHARED_MODEL if os.path.isdir(SHARED_MODEL) else None)
     result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
@@ -1265,6 +1349,8 @@ def main() -> int:
                                             records=2000 if quick else 10_000, model=model, seed=args.seed)
         print("hostile repositories ...", flush=True)
         result["hostile_repo"] = hostile_repo(work)
+        print("hostile repositories: MCP server and dashboard ...", flush=True)
+        result["hostile_surfaces"] = hostile_surfaces(work)
         print("fuzzing the hooks ...", flush=True)
         result["fuzz"] = fuzz(work, n=args.fuzz or (700 if quick else 6000), process_sample=30 if quick else 300,
                               seed=args.seed)
@@ -1279,7 +1365,8 @@ def main() -> int:
     ok = (result["concurrency"]["records_lost"] == 0 and result["concurrency"]["locked_errors"] == 0
           and result["fuzz"]["nonzero_exits"] == 0 and result["fuzz"]["tracebacks"] == 0
           and result["kill"]["trials_sound"] == result["kill"]["kills"] and result["redaction"]["leaked"] == 0
-          and trust_held(result) and _hostile_held(result["hostile_repo"]))
+          and trust_held(result) and _hostile_held(result["hostile_repo"])
+          and _hostile_held(result["hostile_surfaces"]))
     return 0 if ok else 1
 
 
@@ -1287,23 +1374,25 @@ def _hostile_held(h: dict) -> bool:
     return h["held"] == h["inputs"] and h["repositories_sound"] == len(h["kinds"])
 
 
-def only_hostile_repo(out: str) -> int:
-    """``--only hostile_repo``: that section alone, in bench/results/reliability-hostile_repo.{json,md}."""
+def only_hostile(section: str, out: str) -> int:
+    """``--only hostile_repo|hostile_surfaces``: that section alone, in bench/results/reliability-<section>.{json,md}."""
+    run, rows = {"hostile_repo": (hostile_repo, hostile_markdown),
+                 "hostile_surfaces": (hostile_surfaces, hostile_surfaces_markdown)}[section]
     result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
               f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
-              "command": "uv run --group dev python bench/reliability_bench.py --only hostile_repo"}
+              "command": f"uv run --group dev python bench/reliability_bench.py --only {section}"}
     with tempfile.TemporaryDirectory(prefix="agentctx-hostile-") as work:
-        result["hostile_repo"] = hostile_repo(work)
+        result[section] = run(work)
     text = "\n".join(["# Reliability: hostile repositories", "",
                       f"Measured {result['when']} on {result['machine']}. Command: `{result['command']}`.", "",
-                      "| what | result |", "|---|---|", *hostile_markdown(result["hostile_repo"])]) + "\n"
+                      "| what | result |", "|---|---|", *rows(result[section])]) + "\n"
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "reliability-hostile_repo.json"), "w", encoding="utf-8") as fh:
+    with open(os.path.join(out, f"reliability-{section}.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, ensure_ascii=False)
-    with open(os.path.join(out, "reliability-hostile_repo.md"), "w", encoding="utf-8") as fh:
+    with open(os.path.join(out, f"reliability-{section}.md"), "w", encoding="utf-8") as fh:
         fh.write(text)
     print(text)
-    return 0 if _hostile_held(result["hostile_repo"]) else 1
+    return 0 if _hostile_held(result[section]) else 1
 
 
 if __name__ == "__main__":

@@ -129,7 +129,10 @@ def load(root: str) -> Settings:
     try:
         st = os.stat(path)
     except OSError:
-        return Settings(root)
+        try:
+            st = os.lstat(path)  # a dangling symlink is not an absent file: refused below, and logged once
+        except OSError:
+            return Settings(root)
     key = (st.st_size, st.st_mtime_ns)
     memo = _memo.get(path)
     if memo and memo[0] == key:
