@@ -248,14 +248,15 @@ def s004_team_copies(conn) -> None:
     conn.execute("CREATE TRIGGER records_place BEFORE UPDATE ON agentctx.records "
                  "FOR EACH ROW EXECUTE FUNCTION agentctx.record_place()")
     # Row-level security by the row's own team (its project, in that team, is guaranteed by the keys above).
+    # The teams table is itself filtered to the role's teams: one uncorrelated subquery per statement.
+    mine = "team IN (SELECT role FROM agentctx.teams)"
     conn.execute("DROP POLICY mine ON agentctx.records")
-    conn.execute("CREATE POLICY mine ON agentctx.records USING (agentctx.in_team(team)) "
-                 "WITH CHECK (agentctx.in_team(team))")
+    conn.execute(f"CREATE POLICY mine ON agentctx.records USING ({mine}) WITH CHECK ({mine})")
     for table in ("changes", "purged"):
         conn.execute(f"DROP POLICY mine ON agentctx.{table}")
         conn.execute(f"DROP POLICY mine_new ON agentctx.{table}")
-        conn.execute(f"CREATE POLICY mine ON agentctx.{table} FOR SELECT USING (agentctx.in_team(team))")
-        conn.execute(f"CREATE POLICY mine_new ON agentctx.{table} FOR INSERT WITH CHECK (agentctx.in_team(team))")
+        conn.execute(f"CREATE POLICY mine ON agentctx.{table} FOR SELECT USING ({mine})")
+        conn.execute(f"CREATE POLICY mine_new ON agentctx.{table} FOR INSERT WITH CHECK ({mine})")
     # One change counter per team, owner-only; a row-locking UPDATE numbers a team's changes in commit order.
     conn.execute("CREATE TABLE agentctx.change_counters (team name PRIMARY KEY, last bigint NOT NULL)")
     conn.execute("INSERT INTO agentctx.change_counters (team, last) SELECT role, "
