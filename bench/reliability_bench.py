@@ -126,6 +126,29 @@ for e in errors:
 """
 
 
+# A writer that keeps writing (at least n records, one every 20 ms) until the file named by argv[5] exists: the
+# kill -9 trials of `remote sync` need records arriving during every sync, not only during the first.
+PACED_WRITER = r"""
+import os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[1], "lib"))
+from agentctx.store import db, records
+w, n, pid, stop = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+ok, errors, i = 0, [], 0
+conn = db.connect()
+while i < n or not os.path.exists(stop):
+    try:
+        records.add(conn, pid, type="discovery", title=f"bench writer {w} record {i}", body="concurrent write " * 8)
+        ok += 1
+    except Exception as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+    i += 1
+    time.sleep(0.02)
+print(ok)
+for e in errors:
+    print(e, file=sys.stderr)
+"""
+
+
 def _letters(n: int) -> str:
     """A distinct word per number, with no digits (error signatures normalize numbers away)."""
     word = ""
@@ -958,9 +981,11 @@ def server_rows(server, name: str, record_id: str) -> int:
 
 
 def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, seed: int) -> dict:
-    """`agentctx remote sync` (a process) killed with SIGKILL at random moments while record writers and
-    hooks write to the same store; then a full sync and a teammate's sync: every record exactly once on the
-    server and in the teammate's store, nothing "locked", the store sound."""
+    """`agentctx remote sync` (a process) killed with SIGKILL at a random moment (0.4-1.6 s after its start: uv,
+    then connecting, pushing and pulling) while record writers keep writing to the same store (each at least
+    ``per_writer`` records, until the last sync); then a full sync and a teammate's sync: every record exactly
+    once on the server and in the teammate's store, nothing "locked", the store sound. A sync that finished
+    before its moment is counted, not killed."""
     setup = _team_server(work)
     if setup is None:
         return {"skipped": "no PostgreSQL here"}
@@ -976,7 +1001,8 @@ def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, see
         env = hook_env(ahome)
         env.pop("AGENTCTX_NOW", None)
         env["PGPASSFILE"] = pgpass
-        procs = [subprocess.Popen([sys.executable, "-c", WRITER, ROOT, str(w), str(per_writer), aproj.id],
+        stop = os.path.join(work, "writers-stop")
+        procs = [subprocess.Popen([sys.executable, "-c", PACED_WRITER, ROOT, str(w), str(per_writer), aproj.id, stop],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                  for w in range(writers)]
         killed = 0
@@ -984,14 +1010,16 @@ def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, see
         for _ in range(kills):
             p = subprocess.Popen([os.path.join(ROOT, "bin", "agentctx"), "remote", "sync"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-            time.sleep(rnd.uniform(0.3, 2.5))
+            time.sleep(rnd.uniform(0.4, 1.6))
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 killed += 1
             _, err = p.communicate()
             errors += err or ""
+        open(stop, "w").close()
         outs = [p.communicate(timeout=900) for p in procs]
         errors += "".join(e for _, e in outs)
+        written = sum(int(out.strip() or 0) for out, _ in outs)
         final = _cli(ahome, "remote", "sync", "--json", env={"PGPASSFILE": pgpass})
         from agentctx.store import db
 
@@ -1006,7 +1034,7 @@ def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, see
         alice.close()
     finally:
         server.stop()
-    return {"sync_processes": kills, "killed": killed, "writers": writers, "records_written": writers * per_writer,
+    return {"sync_processes": kills, "killed": killed, "writers": writers, "records_written": written,
             "records_here": len(mine), "on_server": len(on_server),
             "duplicates_on_server": sum(1 for _, n in on_server if n > 1),
             "missing_on_server": len(mine - {i for i, _ in on_server}), "missing_at_teammate": len(mine - theirs),
@@ -1039,7 +1067,7 @@ def run_trust(work: str, result: dict, *, quick: bool, seed: int) -> None:
     print("team-server attacks ...", flush=True)
     result["team_attacks"] = team_attacks(work)
     print("kill -9 and writers during sync ...", flush=True)
-    result["sync_under_fire"] = sync_under_fire(work, kills=3 if quick else 10, writers=2 if quick else 4,
+    result["sync_under_fire"] = sync_under_fire(work, kills=3 if quick else 20, writers=2 if quick else 4,
                                                 per_writer=100 if quick else 300, seed=seed)
 
 
@@ -1065,8 +1093,9 @@ def trust_markdown(r: dict) -> list[str]:
     k = r.get("sync_under_fire")
     if k:
         lines.append("| kill -9 during `remote sync` with writers running | " + (k["skipped"] if "skipped" in k else
-                     f"{k['killed']} of {k['sync_processes']} syncs killed, {k['writers']} writers x "
-                     f"{k['records_written'] // max(k['writers'], 1)}: {k['missing_on_server']} missing on the server, "
+                     f"{k['killed']} of {k['sync_processes']} syncs killed (the rest finished first), {k['writers']} "
+                     f"writers writing throughout, {k['records_written']:,} records: {k['missing_on_server']} missing "
+                     "on the server, "
                      f"{k['duplicates_on_server']} duplicated, {k['missing_at_teammate']} missing at the teammate, "
                      f"{k['locked_errors']} \"locked\", store {'sound' if k.get('integrity_ok') and k.get('fts_ok') else 'NOT sound'}") + " |")
     return lines
