@@ -928,8 +928,10 @@ def team_attacks(work: str) -> dict:
                                                              "ORDER BY seq")]
             results["red's change numbers show no gap for blue's activity"] = seqs == list(range(seqs[0],
                                                                                                  seqs[0] + len(seqs)))
-            for label, sql in (("read the change counters", "SELECT last FROM agentctx.change_counters"),
-                               ("advance another team's counter", "SELECT agentctx.next_change('red')"),
+            red_seq = server_query(server, name, "SELECT agentctx.team_sequence('red')::text")[0][0]
+            for label, sql in (("read another team's change sequence", f"SELECT last_value FROM {red_seq}"),
+                               ("advance another team's change sequence", f"SELECT nextval('{red_seq}')"),
+                               ("take another team's change number", "SELECT agentctx.next_change('red')"),
                                ("pg_stat_user_tables", "SELECT n_live_tup FROM pg_stat_user_tables"),
                                ("pg_statio_user_tables", "SELECT * FROM pg_statio_user_tables"),
                                ("pg_sequences", "SELECT last_value FROM pg_sequences")):

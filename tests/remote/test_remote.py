@@ -441,8 +441,9 @@ def test_another_team_sharing_my_project_first_neither_blocks_nor_learns(team, t
         assert conn.execute("DELETE FROM agentctx.records WHERE team = %s", (red,)).rowcount == 0
         with pytest.raises(psycopg.errors.RaiseException):  # a row cannot move to another team
             conn.execute("UPDATE agentctx.records SET team = %s", (red,))
-        for sql, args in (("SELECT * FROM agentctx.change_counters", ()),
-                          ("SELECT agentctx.next_change(%s)", (red,))):
+        red_seq = team.rows("SELECT agentctx.team_sequence(%s)::text", red)[0][0]
+        for sql, args in ((f"SELECT last_value FROM {red_seq}", ()), ("SELECT nextval(%s)", (red_seq,)),
+                          ("SELECT agentctx.next_change(%s)", (red,)), ("SELECT agentctx.team_sequence(%s)", (red,))):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(sql, args)
         # Every error is the same whether red has this project (and this id) or not.
@@ -928,8 +929,9 @@ def test_another_teams_row_never_blocks_my_push_and_tells_nothing(team, tmp_path
                             "valid_from, recorded_at) VALUES (%s, %s, %s, 'decision', 'p', 'explicit', 'cli', now(), "
                             "now()) ON CONFLICT DO NOTHING",
                             (blue, "01JZZZZZZZZZZZZZZZZZZZZZZ3", mallory.proj.id)).rowcount == 1
-        # No counts of other teams' rows or changes: the counters and the statistics views are closed.
-        for sql in ("SELECT last FROM agentctx.change_counters", f"SELECT agentctx.next_change('{red}')",
+        # No counts of other teams' rows or changes: the sequences and the statistics views are closed.
+        red_seq = team.rows("SELECT agentctx.team_sequence(%s)::text", red)[0][0]
+        for sql in (f"SELECT last_value FROM {red_seq}", f"SELECT agentctx.next_change('{red}')",
                     "SELECT n_live_tup FROM pg_stat_user_tables", "SELECT * FROM pg_statio_user_tables",
                     "SELECT last_value FROM pg_sequences"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):

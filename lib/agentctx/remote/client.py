@@ -76,8 +76,8 @@ def connect(url: str):
     defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "keepalives_idle": 30, "keepalives_interval": 10,
                 "keepalives_count": 3, "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S}s"}
     extra = {"application_name": "agentctx", **{k: v for k, v in defaults.items() if k not in params}}
-    try:
-        return psycopg.connect(url, autocommit=True, **extra)
+    try:  # never prepared: a generic plan of a push's statements (the team a parameter) can cost seconds a batch
+        return psycopg.connect(url, autocommit=True, prepare_threshold=None, **extra)
     except psycopg.OperationalError as exc:
         raise Unreachable(one_line(exc)) from None
 
@@ -137,7 +137,7 @@ def _wire(row: dict) -> dict:
 
 def visible_projects(conn, team: str, ids: list[str]) -> set[str]:
     """Which of these projects this team has on the server."""
-    return {r[0] for r in conn.execute("SELECT id FROM agentctx.projects WHERE team = %s AND id = ANY(%s)",
+    return {r[0] for r in conn.execute("SELECT id FROM agentctx.projects WHERE team = %s::name AND id = ANY(%s)",
                                        (team, ids))}
 
 
@@ -182,10 +182,10 @@ def push(conn, team: str, rows: list[dict]) -> dict:
     with conn.transaction():
         _lock(conn, team)
         purged = {tuple(r) for r in conn.execute(
-            f"SELECT project_id, id FROM agentctx.purged WHERE team = %s AND {_IN_PAIRS}", (team, *keys))}
+            f"SELECT project_id, id FROM agentctx.purged WHERE team = %s::name AND {_IN_PAIRS}", (team, *keys))}
         cur = conn.cursor(row_factory=dict_row)
         existing = {(r["project_id"], r["id"]): _wire(r) for r in cur.execute(
-            f"SELECT {_COLUMNS} FROM agentctx.records WHERE team = %s AND {_IN_PAIRS} FOR UPDATE", (team, *keys))}
+            f"SELECT {_COLUMNS} FROM agentctx.records WHERE team = %s::name AND {_IN_PAIRS} FOR UPDATE", (team, *keys))}
         inserts, updates = [], []
         for row in rows:
             key = (row["project_id"], row["id"])
@@ -207,7 +207,7 @@ def push(conn, team: str, rows: list[dict]) -> dict:
             names = list(rules.WIRE)
             sets = ", ".join(f"{k} = u.{k}" for k in names if k not in ("id", "project_id"))
             cur.execute(f"UPDATE agentctx.records r SET {sets} FROM {_unnest(names)} AS u ({', '.join(names)}) "
-                        "WHERE r.team = %s AND r.project_id = u.project_id AND r.id = u.id",
+                        "WHERE r.team = %s::name AND r.project_id = u.project_id AND r.id = u.id",
                         [*_columns(updates, names), team])
         changed = {(r["project_id"], r["id"]) for r in inserts + updates}
         retired = _newest_current(cur, team, inserts + updates)
@@ -285,7 +285,7 @@ def _newest_current(cur, team: str, touched: list[dict]) -> dict[tuple[str, str]
     if keyed:
         by_key: dict[tuple[str, str], list[dict]] = {}
         for rec in cur.execute("SELECT id, project_id, key, recorded_at, valid_from FROM agentctx.records "
-                               "WHERE team = %s AND superseded_at IS NULL AND project_id = ANY(%s) AND key = ANY(%s)",
+                               "WHERE team = %s::name AND superseded_at IS NULL AND project_id = ANY(%s) AND key = ANY(%s)",
                                (team, sorted({p for p, _ in keyed}), sorted({k for _, k in keyed}))).fetchall():
             rec = _times(rec)
             if (rec["project_id"], rec["key"]) in keyed:
@@ -304,7 +304,7 @@ def _newest_current(cur, team: str, touched: list[dict]) -> dict[tuple[str, str]
             winners[(pid, pred)] = first[(pid, pred, max(standing, key=_order)["id"])]
     if winners:
         for pred in cur.execute("SELECT project_id, id, recorded_at, valid_from, superseded_at, superseded_by "
-                                f"FROM agentctx.records WHERE team = %s AND {_IN_PAIRS}",
+                                f"FROM agentctx.records WHERE team = %s::name AND {_IN_PAIRS}",
                                 (team, *_pairs(winners))).fetchall():
             pred = _times(pred)
             pid = pred["project_id"]
@@ -316,7 +316,7 @@ def _newest_current(cur, team: str, touched: list[dict]) -> dict[tuple[str, str]
                                               "valid_to": None}
     if retired:
         cur.executemany("UPDATE agentctx.records SET superseded_at = %s, superseded_by = %s, "
-                        "valid_to = COALESCE(%s, valid_to) WHERE team = %s AND project_id = %s AND id = %s",
+                        "valid_to = COALESCE(%s, valid_to) WHERE team = %s::name AND project_id = %s AND id = %s",
                         [(r["superseded_at"], r["superseded_by"], r["valid_to"], team, pid, rid)
                          for (pid, rid), r in retired.items()])
     return retired
@@ -331,10 +331,10 @@ def _log(cur, team: str, keys, op: str = "upsert") -> None:
     record with it."""
     if keys:
         cur.execute("WITH c AS (INSERT INTO agentctx.changes (team, project_id, record_id, op) "
-                    f"SELECT team, project_id, id, %s FROM agentctx.records WHERE team = %s AND {_IN_PAIRS} "
+                    f"SELECT team, project_id, id, %s FROM agentctx.records WHERE team = %s::name AND {_IN_PAIRS} "
                     "RETURNING seq, project_id, record_id) "
                     "UPDATE agentctx.records r SET seq = c.seq FROM c "
-                    "WHERE r.team = %s AND r.project_id = c.project_id AND r.id = c.record_id",
+                    "WHERE r.team = %s::name AND r.project_id = c.project_id AND r.id = c.record_id",
                     (op, team, *_pairs(keys), team))
 
 
@@ -348,10 +348,10 @@ def purge(conn, team: str, items: list[tuple[str, str]]) -> list[str]:
     with conn.transaction():
         _lock(conn, team)
         for rid, pid in items:
-            if conn.execute("SELECT 1 FROM agentctx.projects WHERE team = %s AND id = %s",
+            if conn.execute("SELECT 1 FROM agentctx.projects WHERE team = %s::name AND id = %s",
                             (team, pid)).fetchone() is None:
                 continue
-            row = conn.execute("DELETE FROM agentctx.records WHERE team = %s AND project_id = %s AND id = %s "
+            row = conn.execute("DELETE FROM agentctx.records WHERE team = %s::name AND project_id = %s AND id = %s "
                                "RETURNING id", (team, pid, rid)).fetchone()
             new = conn.execute("INSERT INTO agentctx.purged (team, id, project_id) VALUES (%s, %s, %s) "
                                "ON CONFLICT DO NOTHING RETURNING id", (team, rid, pid)).fetchone()
@@ -378,7 +378,7 @@ def pull(conn, team: str, cursor: int, limit: int) -> tuple[list[dict], int]:
         f"{', '.join('r.' + k for k in rules.WIRE)} "
         "FROM agentctx.changes c LEFT JOIN agentctx.records r "
         "ON r.team = c.team AND r.project_id = c.project_id AND r.id = c.record_id AND r.seq = c.seq "
-        "WHERE c.team = %s AND c.seq > %s ORDER BY c.seq LIMIT %s", (team, cursor, limit)).fetchall()
+        "WHERE c.team = %s::name AND c.seq > %s ORDER BY c.seq LIMIT %s", (team, cursor, limit)).fetchall()
     out = []
     for row in rows:
         if row["op"] == "purge":
@@ -392,5 +392,5 @@ def pull(conn, team: str, cursor: int, limit: int) -> tuple[list[dict], int]:
 
 def waiting(conn, team: str, cursor: int) -> int:
     """How many of ``team``'s changes there are after ``cursor``."""
-    return conn.execute("SELECT count(*) FROM agentctx.changes WHERE team = %s AND seq > %s",
+    return conn.execute("SELECT count(*) FROM agentctx.changes WHERE team = %s::name AND seq > %s",
                         (team, cursor)).fetchone()[0]

@@ -11,9 +11,9 @@ Everything lives in the ``agentctx`` schema of the database the remote URL names
   ``valid_to``, ``recorded_at``/``superseded_at``), ``superseded_by``/``supersedes``, and provenance
   (``source``, the role that first pushed it, the role that last changed it); ``seq`` is its latest change.
 * ``changes``: the append-only change log (no UPDATE, DELETE or TRUNCATE: a trigger refuses them),
-  keyed by (team, seq); ``seq`` comes from the team's own counter (``change_counters``, reached only
-  through ``next_change``), so a client pulls its team's ``seq > cursor`` and numbers say nothing of
-  other teams. Only ids: a purge leaves no content behind. Triggers set ``seq``, ``author`` and ``at``
+  keyed by (team, seq); ``seq`` comes from the team's own sequence (reached only through
+  ``next_change``), so a client pulls its team's ``seq > cursor`` and numbers say nothing of other
+  teams. Only ids: a purge leaves no content behind. Triggers set ``seq``, ``author`` and ``at``
   on the log, ``author`` / ``updated_by`` on records and ``purged_by`` on tombstones: a client cannot
   forge provenance.
 * ``purged``: tombstones (ids only), so a client that was offline cannot push a purged record back.
@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 MEMBER_ROLE = "agentctx_member"
 MIGRATE_LOCK = 0x61676374_6D696772  # pg_advisory_xact_lock key: one migrator at a time
+SEQUENCE_LOCK = 0x61676374_73657173  # ... and one creator of a team's change sequence
 MIGRATIONS: list[Callable] = []
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -203,12 +204,13 @@ def s003_record_identity(conn) -> None:
 @migration
 def s004_team_copies(conn) -> None:
     """Each team's copy of a project is its own: projects keyed by (team, id), records and tombstones by
-    (team, project, id), the change log by (team, seq) with one counter per team. Two teams sharing one
+    (team, project, id), the change log by (team, seq) with one sequence per team. Two teams sharing one
     repository never see, block or learn of each other, and whoever shares a project first owns only their
     own team's copy (no squatting). Existing rows move to the team that owned their project; change numbers
-    already given stay (each team's counter continues from the highest), so clients' cursors stay valid.
-    The counters are reached only through ``next_change(team)`` (``SECURITY DEFINER``, for the caller's own
-    teams), so a member reads no other team's count, and the change lock is taken per team."""
+    already given stay (each team's sequence continues from the highest), so clients' cursors stay valid.
+    The sequences belong to the owner and are reached only through ``next_change(team)`` (``SECURITY
+    DEFINER``, for the caller's own teams), so a member reads no other team's count, and the change lock
+    is taken per team."""
     for table in ("records", "purged", "changes"):
         conn.execute(f"ALTER TABLE agentctx.{table} ADD COLUMN team name")
     conn.execute("UPDATE agentctx.records r SET team = p.team FROM agentctx.projects p WHERE p.id = r.project_id")
@@ -257,23 +259,40 @@ def s004_team_copies(conn) -> None:
         conn.execute(f"DROP POLICY mine_new ON agentctx.{table}")
         conn.execute(f"CREATE POLICY mine ON agentctx.{table} FOR SELECT USING ({mine})")
         conn.execute(f"CREATE POLICY mine_new ON agentctx.{table} FOR INSERT WITH CHECK ({mine})")
-    # One change counter per team, owner-only; a row-locking UPDATE numbers a team's changes in commit order.
-    conn.execute("CREATE TABLE agentctx.change_counters (team name PRIMARY KEY, last bigint NOT NULL)")
-    conn.execute("INSERT INTO agentctx.change_counters (team, last) SELECT role, "
-                 "(SELECT COALESCE(max(seq), 0) FROM agentctx.changes) FROM agentctx.teams")
+    # One sequence per team, the owner's (its name from a hash: a role name need not make a good identifier);
+    # numbers become visible in order because every append runs under the team's change lock (client.py).
+    conn.execute(f"""
+        CREATE FUNCTION agentctx.team_sequence(t name) RETURNS regclass LANGUAGE plpgsql VOLATILE
+        SET search_path = pg_catalog AS $$
+        DECLARE
+          seq_name text := 'change_seq_' || left(encode(sha256(convert_to(t, 'UTF8')), 'hex'), 32);
+          found regclass := to_regclass('agentctx.' || quote_ident(seq_name));
+        BEGIN
+          IF found IS NULL THEN
+            PERFORM pg_advisory_xact_lock({SEQUENCE_LOCK});
+            found := to_regclass('agentctx.' || quote_ident(seq_name));
+            IF found IS NULL THEN
+              EXECUTE format('CREATE SEQUENCE agentctx.%I', seq_name);
+              found := to_regclass('agentctx.' || quote_ident(seq_name));
+            END IF;
+          END IF;
+          RETURN found;
+        END $$""")
+    conn.execute("REVOKE ALL ON FUNCTION agentctx.team_sequence(name) FROM PUBLIC")
+    start = conn.execute("SELECT COALESCE(max(seq), 0) + 1 FROM agentctx.changes").fetchone()[0]
+    for (team,) in conn.execute("SELECT role FROM agentctx.teams").fetchall():
+        seq = conn.execute("SELECT agentctx.team_sequence(%s)::text", (team,)).fetchone()[0]
+        conn.execute(f"ALTER SEQUENCE {seq} RESTART WITH {int(start)}")  # after every number given before
     conn.execute("""
         CREATE FUNCTION agentctx.next_change(t name) RETURNS bigint LANGUAGE plpgsql VOLATILE SECURITY DEFINER
         SET search_path = pg_catalog AS $$
-        DECLARE n bigint;
         BEGIN
           -- session_user: the member who logged in (current_user is this function's owner here).
           IF NOT COALESCE((SELECT pg_has_role(session_user, r.oid, 'MEMBER') FROM pg_roles r
                            WHERE r.rolname = t), false) THEN
             RAISE EXCEPTION 'permission denied for team %', t USING ERRCODE = 'insufficient_privilege';
           END IF;
-          INSERT INTO agentctx.change_counters AS c (team, last) VALUES (t, 1)
-            ON CONFLICT (team) DO UPDATE SET last = c.last + 1 RETURNING c.last INTO n;
-          RETURN n;
+          RETURN nextval(agentctx.team_sequence(t));
         END $$""")
     conn.execute("REVOKE ALL ON FUNCTION agentctx.next_change(name) FROM PUBLIC")
     conn.execute(f"GRANT EXECUTE ON FUNCTION agentctx.next_change(name) TO {MEMBER_ROLE}")
@@ -340,6 +359,8 @@ def add_team(conn, team: str) -> None:
             conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(team)))
         conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(team)))
         conn.execute("INSERT INTO agentctx.teams (role) VALUES (%s) ON CONFLICT DO NOTHING", (team,))
+        if conn.execute("SELECT to_regprocedure('agentctx.team_sequence(name)')").fetchone()[0] is not None:
+            conn.execute("SELECT agentctx.team_sequence(%s)", (team,))  # now: its existence says nothing later
 
 
 def add_member(conn, role: str, team: str, *, password: str | None = None) -> bool:
