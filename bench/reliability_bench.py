@@ -24,6 +24,8 @@
    FIFO, a socket, a symlink out of the repository, a dangling symlink, a 4 GiB file and TOML/JSON nested
    2,000 deep at every path agentctx reads; every hook, the CLI and the consolidation pass under a 2 GiB
    address-space limit; inputs tried and held, each refused file logged once, nothing written outside.
+   The MCP server (every tool, through the SDK's stdio client) and the dashboard (every HTTP route) against the
+   same repositories under the same limit (``hostile_surfaces``; alone: ``--only hostile_surfaces``).
 
 6. **Trust (issue 22)**, also alone with ``--trust-only``: FTS rows replaced by random bytes of the same length
    (averages, structure, leaves, docsize), each answered by the CLI, the prompt hook and MCP, the index rebuilt
@@ -118,6 +120,29 @@ for i in range(n):
         ok += 1
     except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}")
+print(ok)
+for e in errors:
+    print(e, file=sys.stderr)
+"""
+
+
+# A writer that keeps writing (at least n records, one every 20 ms) until the file named by argv[5] exists: the
+# kill -9 trials of `remote sync` need records arriving during every sync, not only during the first.
+PACED_WRITER = r"""
+import os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[1], "lib"))
+from agentctx.store import db, records
+w, n, pid, stop = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+ok, errors, i = 0, [], 0
+conn = db.connect()
+while i < n or not os.path.exists(stop):
+    try:
+        records.add(conn, pid, type="discovery", title=f"bench writer {w} record {i}", body="concurrent write " * 8)
+        ok += 1
+    except Exception as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+    i += 1
+    time.sleep(0.02)
 print(ok)
 for e in errors:
     print(e, file=sys.stderr)
@@ -811,14 +836,14 @@ def _client(work: str, who: str, url: str, origin: str = "git@github.com:bench/t
     return conn, proj, home, repo
 
 
-def _plant(conn, project_id: str, record_id: str, title: str) -> None:
-    conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, valid_from, "
-                 "recorded_at) VALUES (%s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
-                 (record_id, project_id, title))
-    conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'upsert')",
-                 (project_id, record_id))
-    conn.execute("UPDATE agentctx.records SET seq = (SELECT max(seq) FROM agentctx.changes WHERE record_id = %s AND "
-                 "project_id = %s) WHERE id = %s AND project_id = %s", (record_id, project_id, record_id, project_id))
+def _plant(conn, team: str, project_id: str, record_id: str, title: str) -> None:
+    conn.execute("INSERT INTO agentctx.records (team, id, project_id, type, title, confidence, source, valid_from, "
+                 "recorded_at) VALUES (%s, %s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
+                 (team, record_id, project_id, title))
+    seq = conn.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES (%s, %s, %s, 'upsert') "
+                       "RETURNING seq", (team, project_id, record_id)).fetchone()[0]
+    conn.execute("UPDATE agentctx.records SET seq = %s WHERE team = %s AND id = %s AND project_id = %s",
+                 (seq, team, record_id, project_id))
 
 
 def team_attacks(work: str) -> dict:
@@ -836,6 +861,10 @@ def team_attacks(work: str) -> dict:
 
     results: dict[str, bool] = {}
     try:
+        # The squat: blue's member knows red's repository URL (so its project id) and shares it first.
+        squat, sproj, _, _ = _client(work, "mallory-squat", urls["mallory"])
+        records.add(squat, sproj.id, type="decision", title="Blue shared red's project first")
+        squatted = engine.sync_remote(squat, "team")
         alice, aproj, ahome, _ = _client(work, "alice", urls["alice"])
         bob, bproj, _, _ = _client(work, "bob", urls["bob"])
         mal, mproj, _, _ = _client(work, "mallory", urls["mallory"], origin="git@github.com:blue/other.git")
@@ -850,14 +879,22 @@ def team_attacks(work: str) -> dict:
         records.add(mal, mproj.id, type="decision", title="Blue decision")
         engine.sync_remote(mal, "team")
         with client.connect(urls["mallory"]) as m:  # squat an id red has not pushed yet
-            _plant(m, mproj.id, waiting["id"], "squatted")
+            _plant(m, "blue", mproj.id, waiting["id"], "squatted")
         first = engine.sync_remote(alice, "team")
         results["another team's squatted id does not block my push"] = first["status"] == "ok" and first["pushed"] >= 2
+        titles = {r["title"] for r in records.current(alice, aproj.id)}
+        results["another team sharing my project first: I share, sync, see nothing of theirs"] = (
+            squatted["status"] == "ok" and squatted["pushed"] == 1 and sproj.id == aproj.id and first["pulled"] == 0
+            and "Blue shared red's project first" not in titles)
+        again = engine.sync_remote(squat, "team")
+        results["... and the squatter sees nothing of mine"] = (
+            again["status"] == "ok" and {r["title"] for r in records.current(squat, sproj.id)} ==
+            {"Blue shared red's project first"})
         with client.connect(urls["bob"]) as b:
-            _plant(b, aproj.id, mine["id"], "HIJACKED")
+            _plant(b, "red", aproj.id, mine["id"], "HIJACKED")
             b.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, 'p', 'red')", (private.id,))
-            _plant(b, private.id, mine["id"], "HIJACKED again")
-            b.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
+            _plant(b, "red", private.id, mine["id"], "HIJACKED again")
+            b.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES ('red', %s, %s, 'purge')",
                       (aproj.id, mine["id"]))
         rep = engine.sync_remote(alice, "team")
         kept = records.get(alice, mine["id"], private.id)
@@ -867,16 +904,34 @@ def team_attacks(work: str) -> dict:
         results["refusals counted in the report"] = rep["refused"] == 3
         with client.connect(urls["mallory"]) as m:
             errs = []
-            for rid in (waiting["id"], "01JZZZZZZZZZZZZZZZZZZZZZZ9"):
+            for pid, rid in ((aproj.id, waiting["id"]), (aproj.id, "01JZZZZZZZZZZZZZZZZZZZZZZ9"),
+                             ("0123456789abcdef", "01JZZZZZZZZZZZZZZZZZZZZZZ9")):
                 try:
-                    _plant(m, aproj.id, rid, "probe")
+                    _plant(m, "red", pid, rid, "probe")
                     errs.append("written")
                 except psycopg.Error as exc:
-                    errs.append(type(exc).__name__ + str(exc).replace(rid, "ID"))
-            results["writing into another team's project: same error whether the id exists"] = (
-                errs[0] == errs[1] and errs[0] != "written")
-            for label, sql in (("read the change sequence", "SELECT last_value FROM agentctx.change_seq"),
-                               ("advance the change sequence", "SELECT nextval('agentctx.change_seq')"),
+                    errs.append(type(exc).__name__ + str(exc).replace(rid, "ID").replace(pid, "P"))
+            results["writing into another team's project: same error whether the project and id exist"] = (
+                len(set(errs)) == 1 and errs[0] != "written")
+            try:
+                client.team_of(m, "red")
+                told = ["accepted"]
+            except client.RemoteError as exc:
+                told = [str(exc).replace("red", "T")]
+            try:
+                client.team_of(m, "nosuchteam")
+            except client.RemoteError as exc:
+                told.append(str(exc).replace("nosuchteam", "T"))
+            results["the client's words about another team: the same whether it exists"] = (
+                len(told) == 2 and told[0] == told[1])
+            seqs = [r[0] for r in server_query(server, name, "SELECT seq FROM agentctx.changes WHERE team = 'red' "
+                                                             "ORDER BY seq")]
+            results["red's change numbers show no gap for blue's activity"] = seqs == list(range(seqs[0],
+                                                                                                 seqs[0] + len(seqs)))
+            red_seq = server_query(server, name, "SELECT agentctx.team_sequence('red')::text")[0][0]
+            for label, sql in (("read another team's change sequence", f"SELECT last_value FROM {red_seq}"),
+                               ("advance another team's change sequence", f"SELECT nextval('{red_seq}')"),
+                               ("take another team's change number", "SELECT agentctx.next_change('red')"),
                                ("pg_stat_user_tables", "SELECT n_live_tup FROM pg_stat_user_tables"),
                                ("pg_statio_user_tables", "SELECT * FROM pg_statio_user_tables"),
                                ("pg_sequences", "SELECT last_value FROM pg_sequences")):
@@ -889,14 +944,16 @@ def team_attacks(work: str) -> dict:
                 a.execute("ANALYZE agentctx.records")
             results["pg_stats hides the records table"] = m.execute(
                 "SELECT count(*) FROM pg_stats WHERE schemaname = 'agentctx' AND tablename = 'records'").fetchone()[0] == 0
-            results["other team's rows invisible"] = m.execute(
-                "SELECT count(*) FROM agentctx.records WHERE project_id = %s", (aproj.id,)).fetchone()[0] == 0
-            results["other team's changes invisible"] = m.execute(
-                "SELECT count(*) FROM agentctx.changes WHERE project_id = %s", (aproj.id,)).fetchone()[0] == 0
+            results["other team's rows invisible (its copy of the same project included)"] = m.execute(
+                "SELECT count(*) FROM agentctx.records WHERE team <> 'blue' OR title IN ('Shared decision', "
+                "'Not pushed yet')").fetchone()[0] == 0
+            results["other team's changes and tombstones invisible"] = m.execute(
+                "SELECT (SELECT count(*) FROM agentctx.changes WHERE team <> 'blue') + "
+                "(SELECT count(*) FROM agentctx.purged WHERE team <> 'blue')").fetchone()[0] == 0
             results["update of other team's rows touches nothing"] = m.execute(
-                "UPDATE agentctx.records SET title = 'x' WHERE project_id = %s", (aproj.id,)).rowcount == 0
+                "UPDATE agentctx.records SET title = 'x' WHERE team = 'red'").rowcount == 0
             results["delete of other team's rows touches nothing"] = m.execute(
-                "DELETE FROM agentctx.records WHERE project_id = %s", (aproj.id,)).rowcount == 0
+                "DELETE FROM agentctx.records WHERE team = 'red'").rowcount == 0
             try:
                 m.execute("DELETE FROM agentctx.changes")
                 results["change log append-only"] = False
@@ -915,15 +972,22 @@ def team_attacks(work: str) -> dict:
     return {"attacks": len(results), "held": sum(results.values()), "each": results}
 
 
+def server_query(server, name: str, sql: str) -> list:
+    with server.admin(name) as a:
+        return a.execute(sql).fetchall()
+
+
 def server_rows(server, name: str, record_id: str) -> int:
     with server.admin(name) as a:
         return a.execute("SELECT count(*) FROM agentctx.records WHERE id = %s", (record_id,)).fetchone()[0]
 
 
 def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, seed: int) -> dict:
-    """`agentctx remote sync` (a process) killed with SIGKILL at random moments while record writers and
-    hooks write to the same store; then a full sync and a teammate's sync: every record exactly once on the
-    server and in the teammate's store, nothing "locked", the store sound."""
+    """`agentctx remote sync` (a process) killed with SIGKILL at a random moment (0.4-1.6 s after its start: uv,
+    then connecting, pushing and pulling) while record writers keep writing to the same store (each at least
+    ``per_writer`` records, until the last sync); then a full sync and a teammate's sync: every record exactly
+    once on the server and in the teammate's store, nothing "locked", the store sound. A sync that finished
+    before its moment is counted, not killed."""
     setup = _team_server(work)
     if setup is None:
         return {"skipped": "no PostgreSQL here"}
@@ -939,7 +1003,8 @@ def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, see
         env = hook_env(ahome)
         env.pop("AGENTCTX_NOW", None)
         env["PGPASSFILE"] = pgpass
-        procs = [subprocess.Popen([sys.executable, "-c", WRITER, ROOT, str(w), str(per_writer), aproj.id],
+        stop = os.path.join(work, "writers-stop")
+        procs = [subprocess.Popen([sys.executable, "-c", PACED_WRITER, ROOT, str(w), str(per_writer), aproj.id, stop],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                  for w in range(writers)]
         killed = 0
@@ -947,14 +1012,16 @@ def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, see
         for _ in range(kills):
             p = subprocess.Popen([os.path.join(ROOT, "bin", "agentctx"), "remote", "sync"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-            time.sleep(rnd.uniform(0.3, 2.5))
+            time.sleep(rnd.uniform(0.4, 1.6))
             if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 killed += 1
             _, err = p.communicate()
             errors += err or ""
+        open(stop, "w").close()
         outs = [p.communicate(timeout=900) for p in procs]
         errors += "".join(e for _, e in outs)
+        written = sum(int(out.strip() or 0) for out, _ in outs)
         final = _cli(ahome, "remote", "sync", "--json", env={"PGPASSFILE": pgpass})
         from agentctx.store import db
 
@@ -969,7 +1036,7 @@ def sync_under_fire(work: str, *, kills: int, writers: int, per_writer: int, see
         alice.close()
     finally:
         server.stop()
-    return {"sync_processes": kills, "killed": killed, "writers": writers, "records_written": writers * per_writer,
+    return {"sync_processes": kills, "killed": killed, "writers": writers, "records_written": written,
             "records_here": len(mine), "on_server": len(on_server),
             "duplicates_on_server": sum(1 for _, n in on_server if n > 1),
             "missing_on_server": len(mine - {i for i, _ in on_server}), "missing_at_teammate": len(mine - theirs),
@@ -1002,7 +1069,7 @@ def run_trust(work: str, result: dict, *, quick: bool, seed: int) -> None:
     print("team-server attacks ...", flush=True)
     result["team_attacks"] = team_attacks(work)
     print("kill -9 and writers during sync ...", flush=True)
-    result["sync_under_fire"] = sync_under_fire(work, kills=3 if quick else 10, writers=2 if quick else 4,
+    result["sync_under_fire"] = sync_under_fire(work, kills=3 if quick else 20, writers=2 if quick else 4,
                                                 per_writer=100 if quick else 300, seed=seed)
 
 
@@ -1023,13 +1090,14 @@ def trust_markdown(r: dict) -> list[str]:
                      f"the next consolidation, {st['after the next session']} after the next session |")
     a = r.get("team_attacks")
     if a:
-        lines.append("| team-server attacks, two teams (teammate hijacks, squatting, probes, statistics) | "
+        lines.append("| team-server attacks, two teams (teammate hijacks, another team sharing my project first, id squatting, probes, counters and statistics) | "
                      + (a["skipped"] if "skipped" in a else f"{a['held']} of {a['attacks']} held") + " |")
     k = r.get("sync_under_fire")
     if k:
         lines.append("| kill -9 during `remote sync` with writers running | " + (k["skipped"] if "skipped" in k else
-                     f"{k['killed']} of {k['sync_processes']} syncs killed, {k['writers']} writers x "
-                     f"{k['records_written'] // max(k['writers'], 1)}: {k['missing_on_server']} missing on the server, "
+                     f"{k['killed']} of {k['sync_processes']} syncs killed (the rest finished first), {k['writers']} "
+                     f"writers writing throughout, {k['records_written']:,} records: {k['missing_on_server']} missing "
+                     "on the server, "
                      f"{k['duplicates_on_server']} duplicated, {k['missing_at_teammate']} missing at the teammate, "
                      f"{k['locked_errors']} \"locked\", store {'sound' if k.get('integrity_ok') and k.get('fts_ok') else 'NOT sound'}") + " |")
     return lines
@@ -1099,6 +1167,72 @@ def hostile_repo(work: str) -> dict:
             "seconds": round(time.perf_counter() - started, 1)}
 
 
+def hostile_surfaces(work: str) -> dict:
+    """The MCP server (the SDK's real stdio client, every tool) and the dashboard (every HTTP route, writes
+    included) against each hostile repository kind, each server under the 2 GiB address-space limit
+    (tests/support/hostile_surfaces.py). A call holds when it returns in time and does not fail on the server's
+    side (an MCP error result is allowed only for ctx_sync_claudemd refusing a CLAUDE.md it will not read; an
+    HTTP status < 500); per repository, each refused file has exactly one log line and nothing outside changed."""
+    from pathlib import Path
+
+    from agentctx import project
+    from tests.support import hostile
+    from tests.support import hostile_surfaces as surfaces
+    from tests.support.cli import BIN, UV
+
+    model = os.path.join(ROOT, "tests", "fixtures", "models", "m2v-tiny-64")
+    saved = os.environ.get("AGENTCTX_EMBED_MODEL")
+    os.environ["AGENTCTX_EMBED_MODEL"] = model  # the dashboard inherits it
+    kinds: dict[str, dict] = {}
+    started = time.perf_counter()
+    try:
+        for kind in hostile.KINDS:
+            base = Path(work) / "hostile-surfaces" / kind
+            home = base / "data"
+            repo, outside, transcript = hostile.make(base / "clone", kind)
+            before = hostile.snapshot(outside)
+            env = hook_env(str(home), AGENTCTX_EMBED_MODEL=model)
+            env["PATH"] = os.path.dirname(UV) + os.pathsep + env["PATH"]
+            subprocess.run([str(BIN), "--project", str(repo), "record", "--type", "decision", "--title",
+                            hostile.TITLE], capture_output=True, env=env, cwd=str(repo), timeout=300)
+            failures: list[str] = []
+            try:
+                mcp = surfaces.run_mcp(repo, home, surfaces.record_id(home), base / "mcp-stderr.log")
+            except Exception as exc:  # noqa: BLE001 - the server did not start or died: every call failed
+                mcp = [surfaces.Call(t, False, True, f"{type(exc).__name__}: {exc}", 0.0)
+                       for t, _ in surfaces.mcp_calls("x")]
+            mcp_held = [c.done and (not c.failed or c.what.startswith("ctx_sync_claudemd")) for c in mcp]
+            try:
+                ui = surfaces.run_ui(home, project.detect(str(repo)).id, surfaces.record_id(home, surfaces.MCP_TITLE),
+                                     base)
+            except Exception as exc:  # noqa: BLE001
+                ui = [surfaces.Call(f"{m} {p}", False, True, f"{type(exc).__name__}: {exc}", 0.0)
+                      for m, p, _ in surfaces.ui_requests("x", "x")]
+            ui_held = [c.done and not c.failed for c in ui]
+            failures += [f"{c.what}: {c.text[:200]}" for c, ok in zip(mcp + ui, mcp_held + ui_held, strict=True) if not ok]
+            log = home / "logs" / "agentctx.log"
+            counts = hostile.reports(log.read_text() if log.exists() else "")
+            expected = hostile.expected_reports(repo, transcript, kind) - {str(transcript)}
+            kinds[kind] = {"mcp_calls": len(mcp), "mcp_held": sum(mcp_held), "http_requests": len(ui),
+                           "http_held": sum(ui_held), "files_expected": len(expected),
+                           "files_reported_once": sum(1 for p in expected if counts.get(p) == 1),
+                           "files_reported_twice": sorted(p for p, n in counts.items() if n > 1),
+                           "outside_untouched": hostile.snapshot(outside) == before
+                           and not (outside / "created-by-agentctx").exists(),
+                           "slowest_call_s": round(max(c.seconds for c in mcp + ui), 2), "failures": failures[:5]}
+    finally:
+        if saved is None:
+            os.environ.pop("AGENTCTX_EMBED_MODEL", None)
+        else:
+            os.environ["AGENTCTX_EMBED_MODEL"] = saved
+    return {"kinds": kinds, "inputs": sum(k["mcp_calls"] + k["http_requests"] for k in kinds.values()),
+            "held": sum(k["mcp_held"] + k["http_held"] for k in kinds.values()),
+            "repositories_sound": sum(1 for k in kinds.values() if k["files_reported_once"] == k["files_expected"]
+                                      and not k["files_reported_twice"] and k["outside_untouched"]),
+            "mcp_tools": len(surfaces.mcp_calls("x")), "http_routes": len(surfaces.ui_requests("x", "x")),
+            "memory_limit_gib": hostile.MEMORY_LIMIT / 2**30, "seconds": round(time.perf_counter() - started, 1)}
+
+
 def _hostile_run(argv: list[str], stdin: bytes | None, expect: int | None, what: str, env: dict, cwd: str,
                  tally: dict) -> None:
     """One process against a hostile repository, counted in ``tally`` (held: in time, the exit expected,
@@ -1131,6 +1265,20 @@ def hostile_markdown(h: dict) -> list[str]:
     for kind, k in h["kinds"].items():
         rows.append(f"| ... {kind} | {k['held']}/{k['inputs']} held, {k['files_reported_once']}/{k['files_expected']} "
                     f"files reported once, slowest process {k['slowest_process_s']} s |")
+    return rows
+
+
+def hostile_surfaces_markdown(h: dict) -> list[str]:
+    """The MCP-and-dashboard rows of the report."""
+    rows = [f"| hostile repositories, MCP server and dashboard ({len(h['kinds'])} kinds; per repository "
+            f"{h['mcp_tools']} MCP tool calls through the SDK's stdio client and {h['http_routes']} dashboard "
+            f"requests, writes included, each server under a {h['memory_limit_gib']:g} GiB address-space limit) | "
+            f"{h['held']} of {h['inputs']} calls held; {h['repositories_sound']} of {len(h['kinds'])} repositories: "
+            "each refused file logged once, nothing outside written |"]
+    for kind, k in h["kinds"].items():
+        rows.append(f"| ... {kind} | MCP {k['mcp_held']}/{k['mcp_calls']}, HTTP {k['http_held']}/{k['http_requests']}, "
+                    f"{k['files_reported_once']}/{k['files_expected']} files reported once, slowest call "
+                    f"{k['slowest_call_s']} s |")
     return rows
 
 
@@ -1175,6 +1323,7 @@ def markdown(r: dict) -> str:
         f"{p['session_end_in_the_hook_ms']['p95']} p95 |",
         *trust_markdown(r),
         *(hostile_markdown(r["hostile_repo"]) if "hostile_repo" in r else []),
+        *(hostile_surfaces_markdown(r["hostile_surfaces"]) if "hostile_surfaces" in r else []),
         "", "Examples of real-text lines redaction changed:", "",
         *[f"- `{e}`" for e in x["real_text"]["examples"]],
     ]
@@ -1192,10 +1341,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--trust-only", action="store_true", help="only the trust sections (issue 22); writes reliability-trust*")
     ap.add_argument("--out", default=os.path.join(BENCH, "results"))
-    ap.add_argument("--only", choices=["hostile_repo"], help="run this section alone (writes reliability-<section>.*)")
+    ap.add_argument("--only", choices=["hostile_repo", "hostile_surfaces"],
+                    help="run this section alone (writes reliability-<section>.*)")
     args = ap.parse_args()
     if args.only:
-        return only_hostile_repo(args.out)
+        return only_hostile(args.only, args.out)
     quick = args.quick
     model = os.environ.get("AGENTCTX_EMBED_MODEL") or (SHARED_MODEL if os.path.isdir(SHARED_MODEL) else None)
     result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
@@ -1230,6 +1380,8 @@ def main() -> int:
                                             records=2000 if quick else 10_000, model=model, seed=args.seed)
         print("hostile repositories ...", flush=True)
         result["hostile_repo"] = hostile_repo(work)
+        print("hostile repositories: MCP server and dashboard ...", flush=True)
+        result["hostile_surfaces"] = hostile_surfaces(work)
         print("fuzzing the hooks ...", flush=True)
         result["fuzz"] = fuzz(work, n=args.fuzz or (700 if quick else 6000), process_sample=30 if quick else 300,
                               seed=args.seed)
@@ -1244,7 +1396,8 @@ def main() -> int:
     ok = (result["concurrency"]["records_lost"] == 0 and result["concurrency"]["locked_errors"] == 0
           and result["fuzz"]["nonzero_exits"] == 0 and result["fuzz"]["tracebacks"] == 0
           and result["kill"]["trials_sound"] == result["kill"]["kills"] and result["redaction"]["leaked"] == 0
-          and trust_held(result) and _hostile_held(result["hostile_repo"]))
+          and trust_held(result) and _hostile_held(result["hostile_repo"])
+          and _hostile_held(result["hostile_surfaces"]))
     return 0 if ok else 1
 
 
@@ -1252,23 +1405,25 @@ def _hostile_held(h: dict) -> bool:
     return h["held"] == h["inputs"] and h["repositories_sound"] == len(h["kinds"])
 
 
-def only_hostile_repo(out: str) -> int:
-    """``--only hostile_repo``: that section alone, in bench/results/reliability-hostile_repo.{json,md}."""
+def only_hostile(section: str, out: str) -> int:
+    """``--only hostile_repo|hostile_surfaces``: that section alone, in bench/results/reliability-<section>.{json,md}."""
+    run, rows = {"hostile_repo": (hostile_repo, hostile_markdown),
+                 "hostile_surfaces": (hostile_surfaces, hostile_surfaces_markdown)}[section]
     result = {"when": _now(), "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
               f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}",
-              "command": "uv run --group dev python bench/reliability_bench.py --only hostile_repo"}
+              "command": f"uv run --group dev python bench/reliability_bench.py --only {section}"}
     with tempfile.TemporaryDirectory(prefix="agentctx-hostile-") as work:
-        result["hostile_repo"] = hostile_repo(work)
+        result[section] = run(work)
     text = "\n".join(["# Reliability: hostile repositories", "",
                       f"Measured {result['when']} on {result['machine']}. Command: `{result['command']}`.", "",
-                      "| what | result |", "|---|---|", *hostile_markdown(result["hostile_repo"])]) + "\n"
+                      "| what | result |", "|---|---|", *rows(result[section])]) + "\n"
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "reliability-hostile_repo.json"), "w", encoding="utf-8") as fh:
+    with open(os.path.join(out, f"reliability-{section}.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, ensure_ascii=False)
-    with open(os.path.join(out, "reliability-hostile_repo.md"), "w", encoding="utf-8") as fh:
+    with open(os.path.join(out, f"reliability-{section}.md"), "w", encoding="utf-8") as fh:
         fh.write(text)
     print(text)
-    return 0 if _hostile_held(result["hostile_repo"]) else 1
+    return 0 if _hostile_held(result[section]) else 1
 
 
 if __name__ == "__main__":

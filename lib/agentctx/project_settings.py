@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from fnmatch import fnmatchcase
 
 from agentctx import paths
@@ -127,9 +128,14 @@ def load(root: str) -> Settings:
     """The settings of the project at ``root`` (see the module docstring for the cost)."""
     path = file_path(root)
     try:
-        st = os.stat(path)
+        st = os.lstat(path)  # one call on the hot path, with or without a file
     except OSError:
         return Settings(root)
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = os.stat(path)
+        except OSError:
+            pass  # a dangling symlink is not an absent file: refused below, and logged once
     key = (st.st_size, st.st_mtime_ns)
     memo = _memo.get(path)
     if memo and memo[0] == key:

@@ -57,6 +57,17 @@ def test_a_bad_file_counts_as_absent_and_says_why(repo, home, text, problem):
     assert s.capture is True and s.exclude == () and problem.lower() in s.error.lower()
 
 
+def test_a_dangling_symlink_is_refused_and_logged_once_not_taken_for_absent(repo, home, tmp_path):
+    (repo / ".agentctx").mkdir(exist_ok=True)
+    (repo / ".agentctx" / "config.toml").symlink_to(tmp_path / "nowhere" / "config.toml")
+    for _ in range(2):
+        project_settings._memo.clear()  # each a new process
+        s = project_settings.load(str(repo))
+        assert s.capture is True and s.exclude == () and "dangling symlink" in s.error
+    log = (home / "logs" / "agentctx.log").read_text()
+    assert log.count(f"{repo / '.agentctx' / 'config.toml'} ignored: a dangling symlink") == 1
+
+
 def test_the_parse_is_cached_until_the_file_changes(repo, home, monkeypatch):
     path = settings_file(repo, "[capture]\nenabled = false\n")
     assert project_settings.load(str(repo)).capture is False

@@ -1,7 +1,8 @@
 """Team sync through a real PostgreSQL server started by the suite (tests/support/postgres.py): clients
 converge (two, then ten at once), conflicting supersessions keep both with the newer current, an
-offline client catches up, row-level security refuses a foreign project, a purge propagates, a
-secret never reaches the server, TLS settings are honoured and credentials never stored."""
+offline client catches up, each team's copy of a project is its own (another team sharing it first blocks
+and learns nothing), a purge propagates, a secret never reaches the server, TLS settings are honoured and
+credentials never stored, a server migrated from s003 with data keeps working."""
 
 from __future__ import annotations
 
@@ -160,13 +161,14 @@ def team(pg, tmp_path, monkeypatch) -> Team:
 class Client:
     """One teammate's machine: a store of its own, a checkout of the shared repository, a remote."""
 
-    def __init__(self, folder: Path, url: str | None, *, origin: str = ORIGIN, share: bool = True):
+    def __init__(self, folder: Path, url: str | None, *, origin: str = ORIGIN, share: bool = True,
+                 team: str | None = None):
         self.folder = folder
         self.conn = db.connect(str(folder / "data" / "agentctx.db"))
         self.proj = project.detect(str(make_repo(folder / "widgets", origin)))
         projects.register(self.conn, self.proj)
         if url:
-            store.add(self.conn, "team", url)
+            store.add(self.conn, "team", url, team)
         if share:
             store.set_share(self.conn, self.proj.id, True)
 
@@ -391,44 +393,176 @@ def test_offline_client_catches_up(team, pg, tmp_path):
     assert "Deploys go through canary" in carol.current_titles()
 
 
-def test_row_level_security_refuses_a_foreign_project(team, tmp_path):
-    red, blue = team.team("red"), team.team("blue")
-    alice = Client(tmp_path / "alice", team.url(team.member("alice", red)))
-    alice.add("Red's secret roadmap decision")
-    alice.sync()
-    mallory_role = team.member("mallory", blue)
-    # Blue's member works on a checkout of the same repository (same project id) and shares it.
-    mallory = Client(tmp_path / "mallory", team.url(mallory_role))
-    mallory.add("Mallory's decision")
-    report = mallory.sync()
-    assert alice.proj.id in report["refused_projects"] and report["pushed"] == 0 and report["pulled"] == 0
-    assert mallory.current_titles() == {"Mallory's decision"}
-    assert store.outbox_count(mallory.conn, "team") == 1  # kept queued, not lost
-    # Straight SQL as that role: nothing of red's is visible, and nothing can be written into it.
+def test_another_team_sharing_my_project_first_neither_blocks_nor_learns(team, tmp_path):
     import psycopg
 
+    red, blue = team.team("red"), team.team("blue")
+    alice_role, bob_role, mallory_role = team.member("alice", red), team.member("bob", red), team.member("mallory", blue)
+    # Blue's member knows red's repository URL (so its project id) and shares it first.
+    mallory = Client(tmp_path / "mallory", team.url(mallory_role))
+    mallory.add("Mallory's decision")
+    assert mallory.sync()["pushed"] == 1
+    # Red shares and syncs as if nobody had: nothing refused, nothing of blue's pulled.
+    alice = Client(tmp_path / "alice", team.url(alice_role))
+    bob = Client(tmp_path / "bob", team.url(bob_role))
+    assert alice.proj.id == mallory.proj.id
+    secret = alice.add("Red's secret roadmap decision")
+    first = alice.sync()
+    assert first["pushed"] == 1 and first["pulled"] == 0 and first["team"] == red
+    assert bob.sync()["pulled"] == 1
+    assert bob.current_titles() == {"Red's secret roadmap decision"}
+    mallory.add("Mallory's second decision")
+    assert mallory.sync()["pulled"] == 0
+    assert mallory.current_titles() == {"Mallory's decision", "Mallory's second decision"}
+    assert alice.sync()["pulled"] == 0 and "Mallory's decision" not in alice.current_titles()
+    assert sorted(r[0] for r in team.rows("SELECT team FROM agentctx.projects WHERE id = %s", alice.proj.id)) == \
+        sorted([red, blue])
+    # A purge in red's copy reaches red only; blue's copy (even of the same id) is untouched.
+    with _member_conn(team, mallory_role) as conn:  # blue plants red's id in its own copy
+        _plant(conn, blue, mallory.proj.id, secret["id"], "blue's row with red's id")
+    CliRunner().invoke(_cli(), ["--project", str(alice.proj.root), "purge", secret["id"], "--yes"],
+                       env={"AGENTCTX_HOME": str(alice.folder / "data")})
+    alice.sync()
+    assert bob.sync()["purged_here"] == 1
+    assert team.rows("SELECT team FROM agentctx.purged WHERE id = %s", secret["id"]) == [(red,)]
+    assert team.rows("SELECT title FROM agentctx.records WHERE id = %s", secret["id"]) == [("blue's row with red's id",)]
+    report = mallory.sync()
+    assert report["purged_here"] == 0 and "blue's row with red's id" in mallory.current_titles()
+    # Red's change numbers run on without gaps: blue's activity shows nowhere in them.
+    seqs = [r[0] for r in team.rows("SELECT seq FROM agentctx.changes WHERE team = %s ORDER BY seq", red)]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    # Straight SQL as blue's member: only blue's rows, nothing of red's can be read, written or counted.
     with client.connect(team.url(mallory_role)) as conn:
-        assert conn.execute("SELECT count(*) FROM agentctx.records").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM agentctx.changes").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM agentctx.projects").fetchone()[0] == 0
-        assert conn.execute("UPDATE agentctx.records SET title = 'x'").rowcount == 0
-        assert conn.execute("DELETE FROM agentctx.records").rowcount == 0
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        assert conn.execute("SELECT DISTINCT team FROM agentctx.records").fetchall() == [(blue,)]
+        assert conn.execute("SELECT DISTINCT team FROM agentctx.changes").fetchall() == [(blue,)]
+        assert conn.execute("SELECT team FROM agentctx.projects").fetchall() == [(blue,)]
+        assert conn.execute("SELECT count(*) FROM agentctx.purged").fetchone()[0] == 0
+        assert conn.execute("UPDATE agentctx.records SET title = 'x' WHERE team = %s", (red,)).rowcount == 0
+        assert conn.execute("DELETE FROM agentctx.records WHERE team = %s", (red,)).rowcount == 0
+        with pytest.raises(psycopg.errors.RaiseException):  # a row cannot move to another team
+            conn.execute("UPDATE agentctx.records SET team = %s", (red,))
+        red_seq = team.rows("SELECT agentctx.team_sequence(%s)::text", red)[0][0]
+        for sql, args in ((f"SELECT last_value FROM {red_seq}", ()), ("SELECT nextval(%s)", (red_seq,)),
+                          ("SELECT agentctx.next_change(%s)", (red,)), ("SELECT agentctx.team_sequence(%s)", (red,))):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(sql, args)
+        # Every error is the same whether red has this project (and this id) or not.
+        errors = []
+        for pid, rid in ((alice.proj.id, secret["id"]), (alice.proj.id, "01JZZZZZZZZZZZZZZZZZZZZZZ7"),
+                         ("0123456789abcdef", "01JZZZZZZZZZZZZZZZZZZZZZZ7")):
+            with pytest.raises(psycopg.Error) as caught:
+                _plant(conn, red, pid, rid, "probe")
+            errors.append((type(caught.value).__name__, str(caught.value).replace(rid, "ID").replace(pid, "P")))
+            for sql in ("INSERT INTO agentctx.projects (id, team) VALUES (%(p)s, %(t)s)",
+                        "INSERT INTO agentctx.purged (team, id, project_id) VALUES (%(t)s, %(r)s, %(p)s)",
+                        "INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES (%(t)s, %(p)s, %(r)s, "
+                        "'purge')"):
+                with pytest.raises(psycopg.Error) as caught:
+                    conn.execute(sql, {"t": red, "p": pid, "r": rid})
+                errors.append((type(caught.value).__name__, str(caught.value).replace(rid, "ID").replace(pid, "P")))
+        assert errors[:4] == errors[4:8] == errors[8:], errors
+        assert all(kind == "InsufficientPrivilege" for kind, _ in errors), errors
+    # The client's own words about a team it is not in are the same whether that team exists or not.
+    said = []
+    for name in (red, "nosuchteam"):
+        with client.connect(team.url(mallory_role)) as conn, pytest.raises(client.RemoteError) as caught:
+            client.team_of(conn, name)
+        said.append(str(caught.value).replace(name, "T"))
+    assert said[0] == said[1]
+
+
+def test_a_member_in_two_teams_keeps_them_apart(team, tmp_path):
+    red, blue = team.team("red"), team.team("blue")
+    alice = Client(tmp_path / "alice", team.url(team.member("alice", red)))
+    mallory = Client(tmp_path / "mallory", team.url(team.member("mallory", blue)))
+    alice.add("Red's decision")
+    mallory.add("Blue's decision")
+    alice.sync()
+    mallory.sync()
+    carol_role = team.member("carol", red, blue)
+    unnamed = Client(tmp_path / "carol", team.url(carol_role))
+    report = engine.sync_remote(unnamed.conn, "team")
+    assert report["status"] == "error" and "several teams" in report["error"] and "--team" in report["error"]
+    as_blue = Client(tmp_path / "carol-blue", team.url(carol_role), team=blue)
+    assert as_blue.sync()["pulled"] == 1 and as_blue.current_titles() == {"Blue's decision"}
+    as_red = Client(tmp_path / "carol-red", team.url(carol_role), team=red)
+    as_red.add("Carol's red decision")
+    assert as_red.sync()["pulled"] == 1
+    assert as_red.current_titles() == {"Red's decision", "Carol's red decision"}
+    assert mallory.sync()["pulled"] == 0 and alice.sync()["pulled"] == 1
+    assert team.rows("SELECT team FROM agentctx.records WHERE title = %s", "Carol's red decision") == [(red,)]
+
+
+def test_a_server_migrated_from_s003_with_data_keeps_working(team, pg, tmp_path, monkeypatch):
+    import psycopg
+
+    db_name = f"old_{os.getpid()}_{next(_databases)}"
+    pg.create_database(db_name)
+    with pg.admin(db_name) as conn:  # a server as it was before s004, with both teams' data
+        monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
+        assert schema.migrate(conn) == ["s001_tables", "s002_row_level_security", "s003_record_identity"]
+        monkeypatch.undo()
+        monkeypatch.setenv("PGPASSFILE", str(team.pgpass))
+        red, blue = f"red_old_{os.getpid()}", f"blue_old_{os.getpid()}"
+        for name in (red, blue):
+            schema.add_team(conn, name)
+        conn.execute("INSERT INTO agentctx.projects (id, team) VALUES ('00000000000000a1', %s), "
+                     "('00000000000000b1', %s)", (red, blue))
+        old = {}
+        for pid, rid, title in (("00000000000000a1", "01JAAAAAAAAAAAAAAAAAAAAAA1", "Red before the upgrade"),
+                                ("00000000000000b1", "01JBBBBBBBBBBBBBBBBBBBBBB1", "Blue before the upgrade"),
+                                ("00000000000000a1", "01JAAAAAAAAAAAAAAAAAAAAAA2", "Red's second, later purged")):
             conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, valid_from, "
-                         "recorded_at) VALUES (%s, %s, 'decision', 'planted', 'explicit', 'cli', now(), now())",
-                         ("01JZZZZZZZZZZZZZZZZZZZZZZZ", alice.proj.id))
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("INSERT INTO agentctx.projects (id, team) VALUES ('0123456789abcdef', %s)", (red,))
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
-            conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, 'x', 'purge')",
-                         (alice.proj.id,))
-    # A member of red sees it; the change log is append-only even for them.
-    with client.connect(alice.conn.execute("SELECT url FROM remotes").fetchone()[0]) as conn:
-        assert conn.execute("SELECT count(*) FROM agentctx.records").fetchone()[0] == 1
-        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                         "recorded_at) VALUES (%s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
+                         (rid, pid, title))
+            seq = conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'upsert') "
+                               "RETURNING seq", (pid, rid)).fetchone()[0]
+            conn.execute("UPDATE agentctx.records SET seq = %s WHERE id = %s AND project_id = %s", (seq, rid, pid))
+            old[rid] = seq
+        conn.execute("DELETE FROM agentctx.records WHERE id = '01JAAAAAAAAAAAAAAAAAAAAAA2'")
+        conn.execute("INSERT INTO agentctx.purged (id, project_id) VALUES ('01JAAAAAAAAAAAAAAAAAAAAAA2', "
+                     "'00000000000000a1')")
+        conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES ('00000000000000a1', "
+                     "'01JAAAAAAAAAAAAAAAAAAAAAA2', 'purge')")
+        top = conn.execute("SELECT max(seq) FROM agentctx.changes").fetchone()[0]
+        assert schema.migrate(conn) == ["s004_team_copies"]
+        assert schema.migrate(conn) == []
+        assert conn.execute("SELECT project_id, team FROM agentctx.records ORDER BY id").fetchall() == [
+            ("00000000000000a1", red), ("00000000000000b1", blue)]
+        assert conn.execute("SELECT team FROM agentctx.purged").fetchall() == [(red,)]
+        assert conn.execute("SELECT team, count(*) FROM agentctx.changes GROUP BY team ORDER BY team").fetchall() == \
+            sorted([(red, 3), (blue, 1)])
+        with pytest.raises(psycopg.errors.RaiseException):  # still append-only, even for the owner
             conn.execute("DELETE FROM agentctx.changes")
-    with team.pg.admin(team.db) as conn, pytest.raises(psycopg.errors.RaiseException):
-        conn.execute("DELETE FROM agentctx.changes")
+    # A member of red, whose store had pulled up to the first change before the upgrade, carries on.
+    team.passwords[f"ann_{os.getpid()}"] = secrets.token_hex(12)
+    ann_role = f"ann_{os.getpid()}"
+    with pg.admin(db_name) as conn:
+        schema.add_member(conn, ann_role, red, password=team.passwords[ann_role])
+        schema.add_member(conn, f"mal_{os.getpid()}", blue, password="x" * 16)
+    postgres.write_pgpass(str(team.pgpass), team.passwords | {f"mal_{os.getpid()}": "x" * 16})
+    ann = Client(tmp_path / "ann", pg.dsn(db_name, ann_role), origin=ORIGIN, share=False)
+    projects.register(ann.conn, project.Project("00000000000000a1", "old", str(tmp_path / "old"), ""))
+    store.set_share(ann.conn, "00000000000000a1", True)
+    store.set_state(ann.conn, "team", cursor=old["01JAAAAAAAAAAAAAAAAAAAAAA1"] - 1)
+    report = ann.sync()
+    assert report["pulled"] == 1 and report["team"] == red
+    assert {r["title"] for r in records.current(ann.conn, "00000000000000a1")} == {"Red before the upgrade"}
+    # The purged id stays purged; new changes are numbered after every number given before the upgrade.
+    mine = records.add(ann.conn, "00000000000000a1", type="decision", title="Red after the upgrade")
+    ann.sync()
+    with pg.admin(db_name) as conn:
+        assert conn.execute("SELECT seq FROM agentctx.changes WHERE record_id = %s", (mine["id"],)).fetchone()[0] == top + 1
+        assert conn.execute("SELECT count(*) FROM agentctx.records WHERE id = '01JAAAAAAAAAAAAAAAAAAAAAA2'").fetchone()[0] == 0
+    # Blue shares red's old project for itself: a copy of its own, red's untouched.
+    mal = Client(tmp_path / "mal", pg.dsn(db_name, f"mal_{os.getpid()}"), share=False)
+    projects.register(mal.conn, project.Project("00000000000000a1", "old", str(tmp_path / "old2"), ""))
+    store.set_share(mal.conn, "00000000000000a1", True)
+    records.add(mal.conn, "00000000000000a1", type="decision", title="Blue's copy")
+    rep = mal.sync()
+    assert rep["pushed"] == 1 and rep["pulled"] == 1  # blue's own old record, in its own project
+    assert {r["title"] for r in records.current(mal.conn, "00000000000000a1")} == {"Blue's copy"}
+    assert ann.sync()["pulled"] == 0
 
 
 def test_purge_propagates(team, tmp_path):
@@ -671,8 +805,8 @@ def test_provenance_is_set_by_the_server(team, tmp_path):
     with client.connect(team.url(bob_role)) as conn:  # Bob writes as himself, claiming to be someone else
         conn.execute("UPDATE agentctx.records SET title = 'Release on Fridays', author = 'nobody', "
                      "updated_by = 'nobody' WHERE id = %s", (rec["id"],))
-        conn.execute("INSERT INTO agentctx.changes (seq, project_id, record_id, op, author) "
-                     "VALUES (1, %s, %s, 'upsert', 'nobody')", (alice.proj.id, rec["id"]))
+        conn.execute("INSERT INTO agentctx.changes (seq, team, project_id, record_id, op, author) "
+                     "VALUES (1, %s, %s, %s, 'upsert', 'nobody')", (crew, alice.proj.id, rec["id"]))
     assert team.rows("SELECT author, updated_by FROM agentctx.records")[0] == (alice_role, bob_role)
     assert {r[0] for r in team.rows("SELECT author FROM agentctx.changes")} == {alice_role, bob_role}
     assert team.rows("SELECT count(*) FROM agentctx.changes WHERE seq = 1")[0][0] == 1  # Alice's, not a forged one
@@ -715,15 +849,15 @@ def _member_conn(team: Team, role: str):
     return client.connect(team.url(role))
 
 
-def _plant(conn, project_id: str, record_id: str, title: str) -> None:
+def _plant(conn, team_role: str, project_id: str, record_id: str, title: str) -> None:
     """A row written straight into the server by a member (what a hostile teammate can do with psql)."""
-    conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, valid_from, "
-                 "recorded_at) VALUES (%s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
-                 (record_id, project_id, title))
-    conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'upsert')",
-                 (project_id, record_id))
-    conn.execute("UPDATE agentctx.records SET seq = (SELECT max(seq) FROM agentctx.changes WHERE record_id = %s "
-                 "AND project_id = %s) WHERE id = %s AND project_id = %s", (record_id, project_id, record_id, project_id))
+    conn.execute("INSERT INTO agentctx.records (team, id, project_id, type, title, confidence, source, valid_from, "
+                 "recorded_at) VALUES (%s, %s, %s, 'decision', %s, 'explicit', 'cli', now(), now())",
+                 (team_role, record_id, project_id, title))
+    seq = conn.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES (%s, %s, %s, 'upsert') "
+                       "RETURNING seq", (team_role, project_id, record_id)).fetchone()[0]
+    conn.execute("UPDATE agentctx.records SET seq = %s WHERE team = %s AND id = %s AND project_id = %s",
+                 (seq, team_role, record_id, project_id))
 
 
 def test_a_pull_never_overwrites_a_record_of_another_project_or_an_unshared_one(team, tmp_path, home):
@@ -740,11 +874,11 @@ def test_a_pull_never_overwrites_a_record_of_another_project_or_an_unshared_one(
     bob.sync()
     with _member_conn(team, bob_role) as conn:
         # 1. Into the shared project, carrying the private record's id.
-        _plant(conn, alice.proj.id, mine["id"], "HIJACKED by a teammate")
+        _plant(conn, crew, alice.proj.id, mine["id"], "HIJACKED by a teammate")
         # 2. Into the private project itself, created on the server by the teammate who knows its id.
         conn.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, 'notes', %s)", (private.id, crew))
-        _plant(conn, private.id, mine["id"], "HIJACKED again")
-        _plant(conn, private.id, "01JZZZZZZZZZZZZZZZZZZZZZZ1", "Planted into the unshared project")
+        _plant(conn, crew, private.id, mine["id"], "HIJACKED again")
+        _plant(conn, crew, private.id, "01JZZZZZZZZZZZZZZZZZZZZZZ1", "Planted into the unshared project")
     report = alice.sync()
     assert report["refused"] == 3, report
     assert report["refused_why"] == {"id of another project": 1, "project not shared": 2}
@@ -757,8 +891,8 @@ def test_a_pull_never_overwrites_a_record_of_another_project_or_an_unshared_one(
     assert alice.sync()["refused"] == 0, "reported once; the cursor moved past it"
     # A purge of that id relayed through the shared project does not reach the private record either.
     with _member_conn(team, bob_role) as conn:
-        conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
-                     (alice.proj.id, mine["id"]))
+        conn.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES (%s, %s, %s, 'purge')",
+                     (crew, alice.proj.id, mine["id"]))
     assert alice.sync()["refused"] == 1
     assert records.get(alice.conn, mine["id"], private.id) is not None
 
@@ -775,7 +909,7 @@ def test_another_teams_row_never_blocks_my_push_and_tells_nothing(team, tmp_path
     waiting = alice.add("Red's decision not pushed yet")
     # Mallory squats the id in her own project before Alice pushes it (ids are ULIDs: guessable by time).
     with _member_conn(team, mallory_role) as conn:
-        _plant(conn, mallory.proj.id, waiting["id"], "squatted")
+        _plant(conn, blue, mallory.proj.id, waiting["id"], "squatted")
     first = alice.sync()
     assert first["pushed"] == 1 and first["rejected"] == {}
     assert {r[0] for r in team.rows("SELECT project_id FROM agentctx.records WHERE id = %s", waiting["id"])} == \
@@ -787,15 +921,17 @@ def test_another_teams_row_never_blocks_my_push_and_tells_nothing(team, tmp_path
         errors = []
         for rid in (waiting["id"], "01JZZZZZZZZZZZZZZZZZZZZZZ2"):
             with pytest.raises(psycopg.Error) as caught:
-                _plant(conn, alice.proj.id, rid, "probe")
+                _plant(conn, red, alice.proj.id, rid, "probe")
             errors.append((type(caught.value), str(caught.value).replace(rid, "ID")))
         assert errors[0] == errors[1] and errors[0][0] is psycopg.errors.InsufficientPrivilege
         # An ON CONFLICT probe in her own project says nothing about red's ids.
-        assert conn.execute("INSERT INTO agentctx.records (id, project_id, type, title, confidence, source, "
-                            "valid_from, recorded_at) VALUES (%s, %s, 'decision', 'p', 'explicit', 'cli', now(), now()) "
-                            "ON CONFLICT DO NOTHING", ("01JZZZZZZZZZZZZZZZZZZZZZZ3", mallory.proj.id)).rowcount == 1
-        # No counts of other teams' rows or changes: the sequence and the statistics views are closed.
-        for sql in ("SELECT last_value FROM agentctx.change_seq", "SELECT nextval('agentctx.change_seq')",
+        assert conn.execute("INSERT INTO agentctx.records (team, id, project_id, type, title, confidence, source, "
+                            "valid_from, recorded_at) VALUES (%s, %s, %s, 'decision', 'p', 'explicit', 'cli', now(), "
+                            "now()) ON CONFLICT DO NOTHING",
+                            (blue, "01JZZZZZZZZZZZZZZZZZZZZZZ3", mallory.proj.id)).rowcount == 1
+        # No counts of other teams' rows or changes: the sequences and the statistics views are closed.
+        red_seq = team.rows("SELECT agentctx.team_sequence(%s)::text", red)[0][0]
+        for sql in (f"SELECT last_value FROM {red_seq}", f"SELECT agentctx.next_change('{red}')",
                     "SELECT n_live_tup FROM pg_stat_user_tables", "SELECT * FROM pg_statio_user_tables",
                     "SELECT last_value FROM pg_sequences"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -4,9 +4,11 @@ Credentials never pass through agentctx: the URL holds none (:func:`check_url` r
 and libpq finds it in ``PGPASSWORD``, ``PGPASSFILE`` or ``~/.pgpass`` (or uses a client certificate,
 ``sslcert``/``sslkey``). Every other URL parameter goes to libpq unchanged, ``sslmode`` included.
 
-Writes to the change log happen under one transaction-scoped advisory lock, so change numbers become
-visible in the order they were given: a client that read up to ``seq`` N never misses a change < N that
-commits later. Pulls take no lock.
+Every statement names the team whose copy it reads or writes (``team_of``: the remote's ``--team``, or the
+role's only team): each team's copy of a project is its own (migration ``s004_team_copies``), so two teams
+sharing one repository never meet. Writes to a team's change log happen under that team's transaction-scoped
+advisory lock, and its change numbers come from one counter per team in commit order: a client that read up
+to ``seq`` N never misses a change < N of its team that commits later. Pulls take no lock.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 from agentctx import clock
 from agentctx.remote import rules, schema
 
-CHANGE_LOCK = 0x61676374_63686773  # pg_advisory_xact_lock key for appending to agentctx.changes
+CHANGE_LOCK = 0x61676374  # pg_advisory_xact_lock(CHANGE_LOCK, hashtext(team)): one team's log at a time
 CONNECT_TIMEOUT_S = 10
 STATEMENT_TIMEOUT_S = 120
 _COLUMNS = ", ".join(rules.WIRE)
@@ -74,8 +76,8 @@ def connect(url: str):
     defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "keepalives_idle": 30, "keepalives_interval": 10,
                 "keepalives_count": 3, "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S}s"}
     extra = {"application_name": "agentctx", **{k: v for k, v in defaults.items() if k not in params}}
-    try:
-        return psycopg.connect(url, autocommit=True, **extra)
+    try:  # never prepared: a generic plan of a push's statements (the team a parameter) can cost seconds a batch
+        return psycopg.connect(url, autocommit=True, prepare_threshold=None, **extra)
     except psycopg.OperationalError as exc:
         raise Unreachable(one_line(exc)) from None
 
@@ -99,6 +101,29 @@ def identity(conn) -> dict:
     return {"role": role, "teams": teams}
 
 
+def team_of(conn, configured: str | None) -> str:
+    """The team whose copies this remote syncs: ``configured`` (``remote add --team``), or the role's only
+    team. RemoteError when the role is in none, in several and none was named, or not in the one named
+    (the same words whether that team exists or not)."""
+    mine = identity(conn)
+    if configured is not None:
+        if configured not in mine["teams"]:
+            raise RemoteError(f"role {mine['role']} is not in team {configured}: ask the server's admin, or "
+                              "`agentctx remote add NAME URL --team TEAM` with one of yours")
+        return configured
+    if len(mine["teams"]) == 1:
+        return mine["teams"][0]
+    if not mine["teams"]:
+        raise RemoteError(f"role {mine['role']} is in no agentctx team: the server's admin adds it "
+                          "(`agentctx remote admin member URL ROLE --team TEAM`)")
+    raise RemoteError(f"role {mine['role']} is in several teams ({', '.join(mine['teams'])}): name the one this "
+                      "remote syncs with `agentctx remote add NAME URL --team TEAM`")
+
+
+def _lock(conn, team: str) -> None:
+    conn.execute("SELECT pg_advisory_xact_lock(%s::int4, hashtext(%s))", (CHANGE_LOCK, team))
+
+
 def _wire(row: dict) -> dict:
     out = {k: row[k] for k in rules.WIRE}
     for name in _TIMES:
@@ -110,38 +135,22 @@ def _wire(row: dict) -> dict:
 # -- projects --------------------------------------------------------------------------------------
 
 
-def visible_projects(conn, ids: list[str]) -> set[str]:
-    """Which of these projects exist on the server for this role (another team's are invisible)."""
-    return {r[0] for r in conn.execute("SELECT id FROM agentctx.projects WHERE id = ANY(%s)", (ids,))}
+def visible_projects(conn, team: str, ids: list[str]) -> set[str]:
+    """Which of these projects this team has on the server."""
+    return {r[0] for r in conn.execute("SELECT id FROM agentctx.projects WHERE team = %s::name AND id = ANY(%s)",
+                                       (team, ids))}
 
 
-def ensure_projects(conn, wanted: dict[str, str], team: str | None) -> tuple[set[str], dict[str, str]]:
-    """Make sure these projects ({id: name}) exist on the server. (ids this role may write, {id: why not})."""
+def ensure_projects(conn, team: str, wanted: dict[str, str]) -> set[str]:
+    """Make sure this team has these projects ({id: name}) on the server; their ids. Another team's copy of
+    the same project is another row: it neither blocks this one nor is told about."""
     if not wanted:
-        return set(), {}
-    ids = sorted(wanted)
-    visible = visible_projects(conn, ids)
-    missing = [pid for pid in ids if pid not in visible]
-    refused: dict[str, str] = {}
-    if missing:
-        mine = identity(conn)
-        if team is None:
-            if len(mine["teams"]) != 1:
-                why = (f"role {mine['role']} is in no agentctx team" if not mine["teams"] else
-                       f"role {mine['role']} is in several teams ({', '.join(mine['teams'])}): "
-                       "set one with `agentctx remote add NAME URL --team TEAM`")
-                return visible, {pid: why for pid in missing}
-            team = mine["teams"][0]
-        elif team not in mine["teams"]:
-            return visible, {pid: f"role {mine['role']} is not in team {team}" for pid in missing}
-        with conn.transaction():
-            for pid in missing:  # a project another team owns is invisible here: the insert does nothing
-                conn.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, %s, %s) "
-                             "ON CONFLICT (id) DO NOTHING", (pid, wanted[pid] or "", team))
-        visible = visible_projects(conn, ids)
-        refused = {pid: "shared on this server by another team (ask its admin)" for pid in missing
-                   if pid not in visible}
-    return visible, refused
+        return set()
+    with conn.transaction():
+        for pid in sorted(wanted):
+            conn.execute("INSERT INTO agentctx.projects (id, name, team) VALUES (%s, %s, %s) "
+                         "ON CONFLICT (team, id) DO NOTHING", (pid, wanted[pid] or "", team))
+    return visible_projects(conn, team, sorted(wanted))
 
 
 # -- push ------------------------------------------------------------------------------------------
@@ -156,11 +165,12 @@ def _pairs(items) -> tuple[list[str], list[str]]:
     return [p for p, _ in items], [i for _, i in items]
 
 
-def push(conn, rows: list[dict]) -> dict:
+def push(conn, team: str, rows: list[dict]) -> dict:
     """Push wire records (each with ``edited``: its content changed locally since the last sync) in one
-    transaction. Idempotent: a record the server already holds as sent changes nothing and appends no
-    change. Records are identified by (project, id) (migration ``s003_record_identity``): a row with the
-    same id in another project, another team's or not, is neither read nor touched. Returns
+    transaction, into ``team``'s copies. Idempotent: a record the server already holds as sent changes nothing
+    and appends no change. Records are identified by (team, project, id) (migrations ``s003_record_identity``,
+    ``s004_team_copies``): a row with the same id in another project or another team's copy is neither read
+    nor touched. Returns
     {written: [ids], unchanged: n, purged: [ids the server purged], retired: {id: by}}.
     """
     from psycopg.rows import dict_row
@@ -170,11 +180,12 @@ def push(conn, rows: list[dict]) -> dict:
         return report
     keys = _pairs((r["project_id"], r["id"]) for r in rows)
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHANGE_LOCK,))
-        purged = {tuple(r) for r in conn.execute(f"SELECT project_id, id FROM agentctx.purged WHERE {_IN_PAIRS}", keys)}
+        _lock(conn, team)
+        purged = {tuple(r) for r in conn.execute(
+            f"SELECT project_id, id FROM agentctx.purged WHERE team = %s::name AND {_IN_PAIRS}", (team, *keys))}
         cur = conn.cursor(row_factory=dict_row)
         existing = {(r["project_id"], r["id"]): _wire(r) for r in cur.execute(
-            f"SELECT {_COLUMNS} FROM agentctx.records WHERE {_IN_PAIRS} FOR UPDATE", keys)}
+            f"SELECT {_COLUMNS} FROM agentctx.records WHERE team = %s::name AND {_IN_PAIRS} FOR UPDATE", (team, *keys))}
         inserts, updates = [], []
         for row in rows:
             key = (row["project_id"], row["id"])
@@ -190,19 +201,20 @@ def push(conn, rows: list[dict]) -> dict:
             else:
                 report["unchanged"] += 1
         if inserts:
-            cur.execute(f"INSERT INTO agentctx.records ({_COLUMNS}) SELECT * FROM {_unnest(rules.WIRE)}",
-                        _columns(inserts, rules.WIRE))
+            cur.execute(f"INSERT INTO agentctx.records (team, {_COLUMNS}) SELECT %s::name, * FROM {_unnest(rules.WIRE)}",
+                        [team, *_columns(inserts, rules.WIRE)])
         if updates:
             names = list(rules.WIRE)
             sets = ", ".join(f"{k} = u.{k}" for k in names if k not in ("id", "project_id"))
             cur.execute(f"UPDATE agentctx.records r SET {sets} FROM {_unnest(names)} AS u ({', '.join(names)}) "
-                        "WHERE r.project_id = u.project_id AND r.id = u.id", _columns(updates, names))
+                        "WHERE r.team = %s::name AND r.project_id = u.project_id AND r.id = u.id",
+                        [*_columns(updates, names), team])
         changed = {(r["project_id"], r["id"]) for r in inserts + updates}
-        retired = _newest_current(cur, inserts + updates)
+        retired = _newest_current(cur, team, inserts + updates)
         report["retired"] = {rid: r["superseded_by"] for (_, rid), r in retired.items()}
         changed |= set(retired)
         report["written"] = sorted({rid for _, rid in changed})
-        _log(cur, changed)
+        _log(cur, team, changed)
     return report
 
 
@@ -223,19 +235,22 @@ def _columns(rows: list[dict], names) -> list[list]:
 
 
 # For each predecessor (project, id): every record that superseded it, followed along ``superseded_by`` to the
-# current head of its chain (two people's chains of edits from one record end in two heads). Within one project.
+# current head of its chain (two people's chains of edits from one record end in two heads). Within one
+# project of one team (the first parameter; ``t`` below).
 _HEADS = """
-WITH RECURSIVE walk (project_id, pred, succ, id, superseded_at, superseded_by, depth) AS (
+WITH RECURSIVE t (team) AS (SELECT %s::name),
+walk (project_id, pred, succ, id, superseded_at, superseded_by, depth) AS (
   SELECT project_id, supersedes, id, id, superseded_at, superseded_by, 0 FROM agentctx.records
-  WHERE (project_id, supersedes) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
+  WHERE team = (SELECT team FROM t) AND (project_id, supersedes) IN (SELECT * FROM unnest(%s::text[], %s::text[]))
   UNION ALL
   SELECT w.project_id, w.pred, w.succ, r.id, r.superseded_at, r.superseded_by, w.depth + 1
-  FROM walk w JOIN agentctx.records r ON r.project_id = w.project_id AND r.id = w.superseded_by
+  FROM walk w JOIN agentctx.records r ON r.team = (SELECT team FROM t) AND r.project_id = w.project_id
+    AND r.id = w.superseded_by
   WHERE w.superseded_at IS NOT NULL AND w.depth < 100)
 SELECT w.pred, w.succ, s.recorded_at AS succ_recorded_at, s.valid_from AS succ_valid_from,
        h.id, h.project_id, h.key, h.recorded_at, h.valid_from
-FROM walk w JOIN agentctx.records h ON h.project_id = w.project_id AND h.id = w.id
-JOIN agentctx.records s ON s.project_id = w.project_id AND s.id = w.succ
+FROM walk w JOIN agentctx.records h ON h.team = (SELECT team FROM t) AND h.project_id = w.project_id AND h.id = w.id
+JOIN agentctx.records s ON s.team = (SELECT team FROM t) AND s.project_id = w.project_id AND s.id = w.succ
 WHERE w.superseded_at IS NULL"""
 
 
@@ -243,7 +258,7 @@ def _order(rec: dict) -> tuple[str, str]:
     return rec["recorded_at"], rec["id"]
 
 
-def _newest_current(cur, touched: list[dict]) -> dict[tuple[str, str], dict]:
+def _newest_current(cur, team: str, touched: list[dict]) -> dict[tuple[str, str], dict]:
     """Apply the newer-current rule around the records just written; {(project, id): retirement} of those
     retired.
 
@@ -256,7 +271,7 @@ def _newest_current(cur, touched: list[dict]) -> dict[tuple[str, str], dict]:
     first: dict[tuple, dict] = {}  # (project, predecessor, head id) -> the successor that chain starts with
     head_of: dict[tuple, str] = {}  # (project, predecessor, successor) -> its chain's head
     if preds:
-        for row in cur.execute(_HEADS, _pairs(preds)).fetchall():
+        for row in cur.execute(_HEADS, (team, *_pairs(preds))).fetchall():
             row = _times(row)
             pid = row["project_id"]
             head = {k: row[k] for k in ("id", "project_id", "key", "recorded_at", "valid_from")}
@@ -270,8 +285,8 @@ def _newest_current(cur, touched: list[dict]) -> dict[tuple[str, str], dict]:
     if keyed:
         by_key: dict[tuple[str, str], list[dict]] = {}
         for rec in cur.execute("SELECT id, project_id, key, recorded_at, valid_from FROM agentctx.records "
-                               "WHERE superseded_at IS NULL AND project_id = ANY(%s) AND key = ANY(%s)",
-                               (sorted({p for p, _ in keyed}), sorted({k for _, k in keyed}))).fetchall():
+                               "WHERE team = %s::name AND superseded_at IS NULL AND project_id = ANY(%s) AND key = ANY(%s)",
+                               (team, sorted({p for p, _ in keyed}), sorted({k for _, k in keyed}))).fetchall():
             rec = _times(rec)
             if (rec["project_id"], rec["key"]) in keyed:
                 by_key.setdefault((rec["project_id"], rec["key"]), []).append(rec)
@@ -289,7 +304,8 @@ def _newest_current(cur, touched: list[dict]) -> dict[tuple[str, str], dict]:
             winners[(pid, pred)] = first[(pid, pred, max(standing, key=_order)["id"])]
     if winners:
         for pred in cur.execute("SELECT project_id, id, recorded_at, valid_from, superseded_at, superseded_by "
-                                f"FROM agentctx.records WHERE {_IN_PAIRS}", _pairs(winners)).fetchall():
+                                f"FROM agentctx.records WHERE team = %s::name AND {_IN_PAIRS}",
+                                (team, *_pairs(winners))).fetchall():
             pred = _times(pred)
             pid = pred["project_id"]
             succ = winners[(pid, pred["id"])]
@@ -300,8 +316,8 @@ def _newest_current(cur, touched: list[dict]) -> dict[tuple[str, str], dict]:
                                               "valid_to": None}
     if retired:
         cur.executemany("UPDATE agentctx.records SET superseded_at = %s, superseded_by = %s, "
-                        "valid_to = COALESCE(%s, valid_to) WHERE project_id = %s AND id = %s",
-                        [(r["superseded_at"], r["superseded_by"], r["valid_to"], pid, rid)
+                        "valid_to = COALESCE(%s, valid_to) WHERE team = %s::name AND project_id = %s AND id = %s",
+                        [(r["superseded_at"], r["superseded_by"], r["valid_to"], team, pid, rid)
                          for (pid, rid), r in retired.items()])
     return retired
 
@@ -310,36 +326,39 @@ def _times(row: dict) -> dict:
     return {k: (clock.to_iso(v) if k in _TIMES and v is not None else v) for k, v in row.items()}
 
 
-def _log(cur, keys, op: str = "upsert") -> None:
-    """Append one change per record ((project, id) pairs, under CHANGE_LOCK) and stamp each record with it."""
+def _log(cur, team: str, keys, op: str = "upsert") -> None:
+    """Append one change per record ((project, id) pairs of ``team``, under its change lock) and stamp each
+    record with it."""
     if keys:
-        cur.execute("WITH c AS (INSERT INTO agentctx.changes (project_id, record_id, op) "
-                    f"SELECT project_id, id, %s FROM agentctx.records WHERE {_IN_PAIRS} "
+        cur.execute("WITH c AS (INSERT INTO agentctx.changes (team, project_id, record_id, op) "
+                    f"SELECT team, project_id, id, %s FROM agentctx.records WHERE team = %s::name AND {_IN_PAIRS} "
                     "RETURNING seq, project_id, record_id) "
                     "UPDATE agentctx.records r SET seq = c.seq FROM c "
-                    "WHERE r.project_id = c.project_id AND r.id = c.record_id", (op, *_pairs(keys)))
+                    "WHERE r.team = %s::name AND r.project_id = c.project_id AND r.id = c.record_id",
+                    (op, team, *_pairs(keys), team))
 
 
-def purge(conn, items: list[tuple[str, str]]) -> list[str]:
-    """Purge records ({record id, project id} pairs) from the server: the row is deleted, a tombstone
-    and a ``purge`` change are written (ids only). Records of projects this role cannot see are left
-    alone (row-level security hides them: nothing says whether they exist). The ids purged."""
+def purge(conn, team: str, items: list[tuple[str, str]]) -> list[str]:
+    """Purge records ({record id, project id} pairs) from ``team``'s copies on the server: the row is
+    deleted, a tombstone and a ``purge`` change are written (ids only). A project this team does not have
+    on the server is left alone. The ids purged."""
     done = []
     if not items:
         return done
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (CHANGE_LOCK,))
+        _lock(conn, team)
         for rid, pid in items:
-            if conn.execute("SELECT 1 FROM agentctx.projects WHERE id = %s", (pid,)).fetchone() is None:
+            if conn.execute("SELECT 1 FROM agentctx.projects WHERE team = %s::name AND id = %s",
+                            (team, pid)).fetchone() is None:
                 continue
-            row = conn.execute("DELETE FROM agentctx.records WHERE project_id = %s AND id = %s RETURNING id",
-                               (pid, rid)).fetchone()
-            new = conn.execute("INSERT INTO agentctx.purged (id, project_id) VALUES (%s, %s) ON CONFLICT DO NOTHING "
-                               "RETURNING id", (rid, pid)).fetchone()
+            row = conn.execute("DELETE FROM agentctx.records WHERE team = %s::name AND project_id = %s AND id = %s "
+                               "RETURNING id", (team, pid, rid)).fetchone()
+            new = conn.execute("INSERT INTO agentctx.purged (team, id, project_id) VALUES (%s, %s, %s) "
+                               "ON CONFLICT DO NOTHING RETURNING id", (team, rid, pid)).fetchone()
             if row is None and new is None:
                 continue  # purged before (another teammate relayed the same purge): nothing new to tell
-            conn.execute("INSERT INTO agentctx.changes (project_id, record_id, op) VALUES (%s, %s, 'purge')",
-                         (pid, rid))
+            conn.execute("INSERT INTO agentctx.changes (team, project_id, record_id, op) VALUES (%s, %s, %s, 'purge')",
+                         (team, pid, rid))
             done.append(rid)
     return done
 
@@ -347,8 +366,8 @@ def purge(conn, items: list[tuple[str, str]]) -> list[str]:
 # -- pull ------------------------------------------------------------------------------------------
 
 
-def pull(conn, cursor: int, limit: int) -> tuple[list[dict], int]:
-    """Changes after ``cursor`` (at most ``limit``), oldest first, each {seq, op, record_id, project_id,
+def pull(conn, team: str, cursor: int, limit: int) -> tuple[list[dict], int]:
+    """``team``'s changes after ``cursor`` (at most ``limit``), oldest first, each {seq, op, record_id, project_id,
     record}: ``record`` is the current wire record (a change superseded by a later one of the same
     record is left out). Returns (changes, the new cursor)."""
     from psycopg.rows import dict_row
@@ -358,8 +377,8 @@ def pull(conn, cursor: int, limit: int) -> tuple[list[dict], int]:
         f"SELECT c.seq, c.op, c.record_id, c.project_id AS change_project, r.id AS found, "
         f"{', '.join('r.' + k for k in rules.WIRE)} "
         "FROM agentctx.changes c LEFT JOIN agentctx.records r "
-        "ON r.project_id = c.project_id AND r.id = c.record_id AND r.seq = c.seq "
-        "WHERE c.seq > %s ORDER BY c.seq LIMIT %s", (cursor, limit)).fetchall()
+        "ON r.team = c.team AND r.project_id = c.project_id AND r.id = c.record_id AND r.seq = c.seq "
+        "WHERE c.team = %s::name AND c.seq > %s ORDER BY c.seq LIMIT %s", (team, cursor, limit)).fetchall()
     out = []
     for row in rows:
         if row["op"] == "purge":
@@ -371,6 +390,7 @@ def pull(conn, cursor: int, limit: int) -> tuple[list[dict], int]:
     return out, (rows[-1]["seq"] if rows else cursor)
 
 
-def waiting(conn, cursor: int) -> int:
-    """How many changes this role could pull after ``cursor``."""
-    return conn.execute("SELECT count(*) FROM agentctx.changes WHERE seq > %s", (cursor,)).fetchone()[0]
+def waiting(conn, team: str, cursor: int) -> int:
+    """How many of ``team``'s changes there are after ``cursor``."""
+    return conn.execute("SELECT count(*) FROM agentctx.changes WHERE team = %s::name AND seq > %s",
+                        (team, cursor)).fetchone()[0]

@@ -4,20 +4,23 @@ Everything lives in the ``agentctx`` schema of the database the remote URL names
 
 * ``teams``: the PostgreSQL group roles that are agentctx teams. A member is a login role granted
   one or more team roles; a team role is granted ``agentctx_member`` (the table privileges).
-* ``projects``: one row per shared project, keyed by the same project id every client computes
-  (the hash of the normalized git remote), owned by one team.
-* ``records``: the shared records with both time axes (``valid_from``/``valid_to``,
-  ``recorded_at``/``superseded_at``), ``superseded_by``/``supersedes``, and provenance (``source``,
-  the role that first pushed it, the role that last changed it); ``seq`` is its latest change.
-* ``changes``: the append-only change log (no UPDATE, DELETE or TRUNCATE: a trigger refuses them);
-  ``seq`` comes from one server sequence, so a client pulls ``seq > cursor``. Only ids: a purge
-  leaves no content behind. Triggers set ``seq``, ``author`` and ``at`` on the log, ``author`` /
-  ``updated_by`` on records and ``purged_by`` on tombstones: a client cannot forge provenance.
+* ``projects``: one row per team and shared project, keyed by (team, the project id every client
+  computes: the hash of the normalized git remote). Each team's copy of a project is its own: two teams
+  sharing one repository never see, block or learn of each other (``s004_team_copies``).
+* ``records``: the shared records, keyed by (team, project, id), with both time axes (``valid_from``/
+  ``valid_to``, ``recorded_at``/``superseded_at``), ``superseded_by``/``supersedes``, and provenance
+  (``source``, the role that first pushed it, the role that last changed it); ``seq`` is its latest change.
+* ``changes``: the append-only change log (no UPDATE, DELETE or TRUNCATE: a trigger refuses them),
+  keyed by (team, seq); ``seq`` comes from the team's own sequence (reached only through
+  ``next_change``), so a client pulls its team's ``seq > cursor`` and numbers say nothing of other
+  teams. Only ids: a purge leaves no content behind. Triggers set ``seq``, ``author`` and ``at``
+  on the log, ``author`` / ``updated_by`` on records and ``purged_by`` on tombstones: a client cannot
+  forge provenance.
 * ``purged``: tombstones (ids only), so a client that was offline cannot push a purged record back.
 
-Row-level security: a role sees and writes only the projects of the teams it belongs to, and only
-those projects' records, changes and tombstones. Members may insert projects for their own teams,
-write records, and append changes; they cannot rewrite the log or move a project to another team.
+Row-level security: a role sees and writes only the rows of the teams it belongs to (projects, records,
+changes, tombstones). Members may insert projects for their own teams, write records, and append changes;
+they cannot rewrite the log or move a record to another team or project.
 
 Migrations are recorded in ``agentctx.migrations``; run them as the database owner (``agentctx
 remote admin migrate``). Never edit a released migration: add a new one.
@@ -30,6 +33,7 @@ from collections.abc import Callable
 
 MEMBER_ROLE = "agentctx_member"
 MIGRATE_LOCK = 0x61676374_6D696772  # pg_advisory_xact_lock key: one migrator at a time
+SEQUENCE_LOCK = 0x61676374_73657173  # ... and one creator of a team's change sequence
 MIGRATIONS: list[Callable] = []
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -197,6 +201,113 @@ def s003_record_identity(conn) -> None:
             pass
 
 
+@migration
+def s004_team_copies(conn) -> None:
+    """Each team's copy of a project is its own: projects keyed by (team, id), records and tombstones by
+    (team, project, id), the change log by (team, seq) with one sequence per team. Two teams sharing one
+    repository never see, block or learn of each other, and whoever shares a project first owns only their
+    own team's copy (no squatting). Existing rows move to the team that owned their project; change numbers
+    already given stay (each team's sequence continues from the highest), so clients' cursors stay valid.
+    The sequences belong to the owner and are reached only through ``next_change(team)`` (``SECURITY
+    DEFINER``, for the caller's own teams), so a member reads no other team's count, and the change lock
+    is taken per team."""
+    for table in ("records", "purged", "changes"):
+        conn.execute(f"ALTER TABLE agentctx.{table} ADD COLUMN team name")
+    conn.execute("UPDATE agentctx.records r SET team = p.team FROM agentctx.projects p WHERE p.id = r.project_id")
+    conn.execute("UPDATE agentctx.purged t SET team = p.team FROM agentctx.projects p WHERE p.id = t.project_id")
+    conn.execute("DELETE FROM agentctx.purged WHERE team IS NULL")  # a tombstone of no project guards nothing
+    conn.execute("ALTER TABLE agentctx.changes DISABLE TRIGGER changes_append_only")  # this once, in this transaction
+    conn.execute("UPDATE agentctx.changes c SET team = p.team FROM agentctx.projects p WHERE p.id = c.project_id")
+    conn.execute("DELETE FROM agentctx.changes WHERE team IS NULL")  # of no project: no member could ever read it
+    conn.execute("ALTER TABLE agentctx.changes ENABLE TRIGGER changes_append_only")
+    for table in ("records", "purged", "changes"):
+        conn.execute(f"ALTER TABLE agentctx.{table} ALTER COLUMN team SET NOT NULL")
+    conn.execute("ALTER TABLE agentctx.records DROP CONSTRAINT records_project_id_fkey")
+    conn.execute("ALTER TABLE agentctx.projects DROP CONSTRAINT projects_pkey")
+    conn.execute("ALTER TABLE agentctx.projects ADD PRIMARY KEY (team, id)")
+    conn.execute("ALTER TABLE agentctx.records DROP CONSTRAINT records_pkey")
+    conn.execute("ALTER TABLE agentctx.records ADD PRIMARY KEY (team, project_id, id)")
+    conn.execute("ALTER TABLE agentctx.purged DROP CONSTRAINT purged_pkey")
+    conn.execute("ALTER TABLE agentctx.purged ADD PRIMARY KEY (team, project_id, id)")
+    conn.execute("ALTER TABLE agentctx.changes DROP CONSTRAINT changes_pkey")
+    conn.execute("ALTER TABLE agentctx.changes ADD PRIMARY KEY (team, seq)")
+    for table in ("records", "purged", "changes"):
+        conn.execute(f"ALTER TABLE agentctx.{table} ADD CONSTRAINT {table}_project FOREIGN KEY (team, project_id) "
+                     "REFERENCES agentctx.projects (team, id)")
+    conn.execute("DROP INDEX agentctx.records_supersedes")
+    conn.execute("CREATE INDEX records_supersedes ON agentctx.records (team, project_id, supersedes)")
+    conn.execute("DROP INDEX agentctx.records_keys")
+    conn.execute("CREATE INDEX records_keys ON agentctx.records (team, project_id, key) "
+                 "WHERE key IS NOT NULL AND superseded_at IS NULL")
+    conn.execute("""
+        CREATE FUNCTION agentctx.record_place() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.team IS DISTINCT FROM OLD.team OR NEW.project_id IS DISTINCT FROM OLD.project_id THEN
+            RAISE EXCEPTION 'a record stays in its team and project';
+          END IF;
+          RETURN NEW;
+        END $$""")
+    conn.execute("CREATE TRIGGER records_place BEFORE UPDATE ON agentctx.records "
+                 "FOR EACH ROW EXECUTE FUNCTION agentctx.record_place()")
+    # Row-level security by the row's own team (its project, in that team, is guaranteed by the keys above).
+    # The teams table is itself filtered to the role's teams: one uncorrelated subquery per statement.
+    mine = "team IN (SELECT role FROM agentctx.teams)"
+    conn.execute("DROP POLICY mine ON agentctx.records")
+    conn.execute(f"CREATE POLICY mine ON agentctx.records USING ({mine}) WITH CHECK ({mine})")
+    for table in ("changes", "purged"):
+        conn.execute(f"DROP POLICY mine ON agentctx.{table}")
+        conn.execute(f"DROP POLICY mine_new ON agentctx.{table}")
+        conn.execute(f"CREATE POLICY mine ON agentctx.{table} FOR SELECT USING ({mine})")
+        conn.execute(f"CREATE POLICY mine_new ON agentctx.{table} FOR INSERT WITH CHECK ({mine})")
+    # One sequence per team, the owner's (its name from a hash: a role name need not make a good identifier);
+    # numbers become visible in order because every append runs under the team's change lock (client.py).
+    conn.execute(f"""
+        CREATE FUNCTION agentctx.team_sequence(t name) RETURNS regclass LANGUAGE plpgsql VOLATILE
+        SET search_path = pg_catalog AS $$
+        DECLARE
+          seq_name text := 'change_seq_' || left(encode(sha256(convert_to(t, 'UTF8')), 'hex'), 32);
+          found regclass := to_regclass('agentctx.' || quote_ident(seq_name));
+        BEGIN
+          IF found IS NULL THEN
+            PERFORM pg_advisory_xact_lock({SEQUENCE_LOCK});
+            found := to_regclass('agentctx.' || quote_ident(seq_name));
+            IF found IS NULL THEN
+              EXECUTE format('CREATE SEQUENCE agentctx.%I', seq_name);
+              found := to_regclass('agentctx.' || quote_ident(seq_name));
+            END IF;
+          END IF;
+          RETURN found;
+        END $$""")
+    conn.execute("REVOKE ALL ON FUNCTION agentctx.team_sequence(name) FROM PUBLIC")
+    start = conn.execute("SELECT COALESCE(max(seq), 0) + 1 FROM agentctx.changes").fetchone()[0]
+    for (team,) in conn.execute("SELECT role FROM agentctx.teams").fetchall():
+        seq = conn.execute("SELECT agentctx.team_sequence(%s)::text", (team,)).fetchone()[0]
+        conn.execute(f"ALTER SEQUENCE {seq} RESTART WITH {int(start)}")  # after every number given before
+    conn.execute("""
+        CREATE FUNCTION agentctx.next_change(t name) RETURNS bigint LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+        SET search_path = pg_catalog AS $$
+        BEGIN
+          -- session_user: the member who logged in (current_user is this function's owner here).
+          IF NOT COALESCE((SELECT pg_has_role(session_user, r.oid, 'MEMBER') FROM pg_roles r
+                           WHERE r.rolname = t), false) THEN
+            RAISE EXCEPTION 'permission denied for team %', t USING ERRCODE = 'insufficient_privilege';
+          END IF;
+          RETURN nextval(agentctx.team_sequence(t));
+        END $$""")
+    conn.execute("REVOKE ALL ON FUNCTION agentctx.next_change(name) FROM PUBLIC")
+    conn.execute(f"GRANT EXECUTE ON FUNCTION agentctx.next_change(name) TO {MEMBER_ROLE}")
+    conn.execute("""
+        CREATE OR REPLACE FUNCTION agentctx.change_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          NEW.seq := agentctx.next_change(NEW.team);
+          NEW.author := current_user;
+          NEW.at := now();
+          RETURN NEW;
+        END $$""")
+    conn.execute("DROP FUNCTION agentctx.next_change()")
+    conn.execute("DROP SEQUENCE agentctx.change_seq")
+
+
 STATISTICS_VIEWS = ("pg_stat_user_tables", "pg_stat_all_tables", "pg_statio_user_tables", "pg_statio_all_tables",
                     "pg_stat_xact_user_tables", "pg_stat_xact_all_tables", "pg_stat_user_indexes",
                     "pg_stat_all_indexes", "pg_statio_user_indexes", "pg_statio_all_indexes",
@@ -248,6 +359,8 @@ def add_team(conn, team: str) -> None:
             conn.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(team)))
         conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(MEMBER_ROLE), sql.Identifier(team)))
         conn.execute("INSERT INTO agentctx.teams (role) VALUES (%s) ON CONFLICT DO NOTHING", (team,))
+        if conn.execute("SELECT to_regprocedure('agentctx.team_sequence(name)')").fetchone()[0] is not None:
+            conn.execute("SELECT agentctx.team_sequence(%s)", (team,))  # now: its existence says nothing later
 
 
 def add_member(conn, role: str, team: str, *, password: str | None = None) -> bool:

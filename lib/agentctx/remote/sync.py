@@ -1,7 +1,8 @@
 """One sync with a remote: push what changed here, then pull what is new there from the cursor.
 
-Push, in order: purges waiting here; the shared projects (created on the server for this role's team
-when new); the first full push of a project newly shared (resumable: its position is kept); then the
+Everything goes to and comes from one team's copies on the server (``client.team_of``: the remote's
+``--team``, or the role's only team). Push, in order: purges waiting here; the shared projects (created in
+that team's copy when new); the first full push of a project newly shared (resumable: its position is kept); then the
 outbox (records whose synced columns changed). Each batch is one server transaction, and its outbox
 entries are dropped only after it committed, so a failure at any point loses nothing: the next sync
 sends it again and the server, idempotent by record id, changes nothing twice. Pull: pages of
@@ -58,12 +59,13 @@ class Sync:
         self.deadline = deadline
         self.shares = optin.shared(conn)
         self.accepted: set[str] = set()
+        self.team: str | None = None
         self._counted: set[str] = set()
         # Known here but not shared with this remote: a pull never writes into them.
         self.unshared = {p["id"] for p in store.known_projects(conn)} - set(self.shares)
         self.report: dict = {
             "remote": self.name, "status": "ok", "pushed": 0, "unchanged": 0, "pulled": 0, "conflicts_resolved": 0,
-            "purged_on_server": 0, "purged_here": 0, "withheld": {}, "redacted": 0, "refused_projects": {},
+            "purged_on_server": 0, "purged_here": 0, "withheld": {}, "redacted": 0,
             "skipped": 0, "refused": 0, "refused_why": {}, "rejected": {}, "complete": True,
             "shared_projects": sorted(self.shares)}
 
@@ -116,7 +118,7 @@ class Sync:
                 done.append(entry)
                 continue
             if rec["project_id"] not in self.accepted:
-                keep.append(entry)  # a refused project: kept queued until its admin sorts it out
+                keep.append(entry)  # not on the server for this team (an admin removed it): kept queued
                 continue
             if redacted and rec["id"] not in self._counted:
                 self._counted.add(rec["id"])
@@ -126,15 +128,21 @@ class Sync:
 
     # -- push ------------------------------------------------------------------------------------------
 
+    def resolve_team(self, server) -> str:
+        if self.team is None:
+            self.team = client.team_of(server, self.remote["team"])
+            self.report["team"] = self.team
+        return self.team
+
     def push(self, server) -> None:
+        team = self.resolve_team(server)
         waiting = store.purges(self.conn, self.name)
         if waiting:
-            self.report["purged_on_server"] = len(client.purge(server, waiting))
+            self.report["purged_on_server"] = len(client.purge(server, team, waiting))
             with transaction(self.conn):
                 store.purges_done(self.conn, self.name, [rid for rid, _ in waiting])
         names = {pid: info["name"] for pid, info in self.shares.items()}
-        self.accepted, refused = client.ensure_projects(server, names, self.remote["team"])
-        self.report["refused_projects"] = refused
+        self.accepted = client.ensure_projects(server, team, names)
         for pid, entries, pos in self._full_push_pages(self.accepted):
             if entries:
                 self._send(server, entries)
@@ -166,7 +174,7 @@ class Sync:
         the rows are pushed one at a time and each refused one is reported once (``rejected``, the log)
         and left out, so the rest of the sync goes on."""
         try:
-            return client.push(server, rows)
+            return client.push(server, self.resolve_team(server), rows)
         except Exception as exc:
             if _failure_kind(exc) != "error" or isinstance(exc, client.RemoteError):
                 raise
@@ -191,10 +199,11 @@ class Sync:
 
     def pull(self, server) -> None:
         cursor = self.remote["cursor"] or 0
+        team = self.resolve_team(server)
         first = True
         while first or not self.out_of_time():  # at least one page: a long push never starves the pull
             first = False
-            changes, new_cursor = client.pull(server, cursor, PULL_PAGE)
+            changes, new_cursor = client.pull(server, team, cursor, PULL_PAGE)
             if new_cursor == cursor:
                 return
             purges = [c for c in changes if c["op"] == "purge"]
@@ -327,8 +336,10 @@ class Sync:
         self.report.update(status="dry run", would_push=len(would),
                            purges_waiting=len(store.purges(self.conn, self.name)))
         if server is not None:
-            self.report["would_pull"] = client.waiting(server, self.remote["cursor"] or 0)
-            self.report["new_on_server"] = sorted(set(self.shares) - client.visible_projects(server, sorted(self.shares)))
+            team = self.resolve_team(server)
+            self.report["would_pull"] = client.waiting(server, team, self.remote["cursor"] or 0)
+            self.report["new_on_server"] = sorted(set(self.shares) - client.visible_projects(server, team,
+                                                                                              sorted(self.shares)))
         return self.report
 
 
@@ -382,8 +393,6 @@ def sync_remote(conn: sqlite3.Connection, name: str, *, dry_run: bool = False,
         parts.append(f"{report['conflicts_resolved']} superseded by a newer version")
     if report["purged_here"] or report["purged_on_server"]:
         parts.append(f"purged {report['purged_on_server']} there, {report['purged_here']} here")
-    if report["refused_projects"]:
-        parts.append(f"{len(report['refused_projects'])} project(s) refused")
     if report["refused"]:
         parts.append(f"{report['refused']} pulled change(s) refused (outside their project here: see the log)")
     if report["rejected"]:

@@ -23,8 +23,8 @@ def remote():
 @remote.command("add")
 @click.argument("name")
 @click.argument("url")
-@click.option("--team", help="The team (a PostgreSQL group role) new projects belong to; "
-                             "needed only when your role is in several teams.")
+@click.option("--team", help="The team (a PostgreSQL group role) whose copies of your shared projects this "
+                             "remote syncs; needed only when your role is in several teams.")
 @json_option
 @pass_ctx
 def add(c: Ctx, name, url, team, as_json):
@@ -98,8 +98,6 @@ def _line(name: str, rep: dict) -> str:
     text = f"{name}: pushed {rep['pushed']}, pulled {rep['pulled']}"
     if rep["conflicts_resolved"]:
         text += f", {rep['conflicts_resolved']} conflicting version(s) superseded by the newer one"
-    for pid, why in rep["refused_projects"].items():
-        text += f"\n  project {pid} not pushed: {why}"
     withheld = ", ".join(f"{n} {why}" for why, n in sorted(rep["withheld"].items()))
     return text + (f"\n  kept local: {withheld}" if withheld else "")
 
