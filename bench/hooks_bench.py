@@ -447,6 +447,17 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
                 return
             time.sleep(0.02)
 
+    def ptu_before(i):
+        """Untimed: wait until the previous run's detached PostToolUse is done (its saved copy is gone)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if not any(name.startswith("agentctx-post_tool_use.") for name in os.listdir(tmp)):
+                    return
+            except FileNotFoundError:
+                return
+            time.sleep(0.01)
+
     # The normal path: SessionEnd leaves a digest cache behind.
     run_once(launch("session_end"), json.dumps({"session_id": fresh_session(), "cwd": repo,
                                                 "hook_event_name": "SessionEnd", "reason": "other"}).encode(),
@@ -512,8 +523,8 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
              ss_payload, live_before, ss_check("live")),
         Case("user_prompt_submit", "UserPromptSubmit", launch("user_prompt_submit"), env, repo,
              ups_payload, None, ups_after),
-        Case("post_tool_use", "PostToolUse, Edit of one of 50 files", launch("post_tool_use"), env, repo,
-             ptu_payload),
+        Case("post_tool_use", "PostToolUse, Edit of one of 50 files, handed to a detached process",
+             launch("post_tool_use"), env, repo, ptu_payload, ptu_before),
         Case("stop", "Stop, worker started detached", launch("stop"), env, repo, stop_payload, stop_before),
         # The same hooks without uv in front: the script environment's Python runs the file.
         Case("direct_session_start_warm", "SessionStart warm, script-env python, no uv", direct("session_start"),
@@ -565,7 +576,7 @@ CASE_LABELS = [
     ("session_start_warm", "SessionStart, warm digest cache (`sh hooks/launch.sh session_start`)"),
     ("session_start_live", "SessionStart, digest built live (cache deleted before each run)"),
     ("user_prompt_submit", "UserPromptSubmit, 30 prompts cycled (`sh hooks/launch.sh user_prompt_submit`)"),
-    ("post_tool_use", "PostToolUse, an Edit (`sh hooks/launch.sh post_tool_use`)"),
+    ("post_tool_use", "PostToolUse, an Edit, handed to a detached process (`sh hooks/launch.sh post_tool_use`)"),
     ("stop", "Stop, handed to a detached process that starts the worker (`sh hooks/launch.sh stop`)"),
     ("direct_session_start_warm", "↳ SessionStart warm, same Python without launcher or uv"),
     ("direct_user_prompt_submit", "↳ UserPromptSubmit, same Python without launcher or uv"),

@@ -60,7 +60,10 @@ def hook_env(home: str, project: str) -> dict[str, str]:
     local_bin = os.path.join(os.path.expanduser("~"), ".local", "bin")
     env = {"PATH": os.pathsep.join([local_bin, "/usr/local/bin", "/usr/bin", "/bin"]), "HOME": os.path.expanduser("~"),
            "LANG": "C.UTF-8", "AGENTCTX_HOME": home, "CLAUDE_PLUGIN_ROOT": ROOT, "CLAUDE_PROJECT_DIR": project,
-           "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+           "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+           # launch.sh hands PostToolUse (and SessionEnd) to a detached process; this benchmark times the handlers'
+           # work, so they run in the hook's own process (bench/hooks_bench.py times the hand-off Claude Code sees).
+           "AGENTCTX_HOOK_DETACHED": "no"}
     for name in ("UV_CACHE_DIR", "UV_PYTHON", "UV_OFFLINE", "XDG_CACHE_HOME"):
         if name in os.environ:
             env[name] = os.environ[name]

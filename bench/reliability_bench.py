@@ -1137,7 +1137,8 @@ def hostile_repo(work: str) -> dict:
         run([str(BIN), "--project", str(repo), "record", "--type", "decision", "--title", hostile.TITLE], None, 0,
             "record")
         for name, payload in hostile.payloads(repo, transcript):
-            run(["sh", LAUNCH, name], json.dumps(payload).encode(), 0, name)
+            _hostile_run(["sh", LAUNCH, name], json.dumps(payload).encode(), 0, name,
+                         {**env, **hostile.in_place(name)}, str(repo), tally)
         deadline = time.monotonic() + 240
         while not hostile.idle(home) and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -8,11 +8,12 @@ event="$1"
 root="${CLAUDE_PLUGIN_ROOT:-}"
 [ -n "$root" ] && [ -f "$root/hooks/$event.py" ] || root=$(CDPATH= cd -- "$(dirname -- "$0")/.." 2>/dev/null && pwd)
 
-case "$event" in session_end|stop) hand_off="${AGENTCTX_HOOK_DETACHED:-yes}" ;; *) hand_off="" ;; esac
+case "$event" in session_end|stop|post_tool_use) hand_off="${AGENTCTX_HOOK_DETACHED:-yes}" ;; *) hand_off="" ;; esac
 if [ "$hand_off" = "yes" ]; then
-  # SessionEnd and Stop print nothing and decide nothing, yet Claude Code waits for them: Stop at the end of
-  # every response, SessionEnd before it exits (all SessionEnd hooks get ~1.5 s together, and what runs
-  # longer is cancelled: it was, on a busy machine, in 2 of 6 real sessions). So the event is saved and
+  # SessionEnd, Stop and PostToolUse print nothing and decide nothing, yet Claude Code waits for the first two:
+  # Stop at the end of every response, SessionEnd before it exits (all SessionEnd hooks get ~1.5 s together,
+  # and what runs longer is cancelled: it was, on a busy machine, in 2 of 6 real sessions); PostToolUse is
+  # async, but async hooks still running when `claude -p` ends are cancelled. So the event is saved and
   # handed whole to a detached process in its own session (Claude Code exiting does not end it), and this
   # hook returns at once (a few ms of sh instead of a Python start, its imports and the work).
   payload=$(mktemp "${TMPDIR:-/tmp}/agentctx-$event.XXXXXX" 2>/dev/null) || payload=""

@@ -216,9 +216,14 @@ class Runner:
     def hook(self, name: str, payload: dict) -> str:
         payload = {"cwd": str(self.project), **payload}
         self.counts[name] += 1
+        env = self.env
+        if name == "post_tool_use":
+            # launch.sh hands PostToolUse to a detached process; in a session tool calls are seconds apart, so each
+            # one's observation is stored before the next: the replay, which fires them back to back, runs it in place.
+            env = {**env, "AGENTCTX_HOOK_DETACHED": "no"}
         try:
             done = subprocess.run(["sh", str(LAUNCH), name], input=json.dumps(payload).encode(), capture_output=True,
-                                  timeout=120, env=self.env, cwd=str(self.project))
+                                  timeout=120, env=env, cwd=str(self.project))
         except subprocess.TimeoutExpired:
             self.failures.append(f"{name}: timeout")
             return ""

@@ -81,6 +81,39 @@ def test_stop_returns_before_python_runs_and_its_group_may_be_killed(home: Path,
     wait_for(lambda: not list(tmp_path.glob("agentctx-stop.*")), "the saved event to be removed")
 
 
+def test_post_tool_use_is_handed_off_and_survives_its_group_being_killed(home: Path, repo: Path, tmp_path: Path):
+    """PostToolUse is async in Claude Code, yet async hooks still running when ``claude -p`` ends are cancelled:
+    the hook only saves the event and hands it to a detached process, so the observation lands even when the
+    hook's process group is killed as soon as the hook returns."""
+    (repo / "src").mkdir(exist_ok=True)
+    target = repo / "src" / "billing.py"
+    target.write_text("x = 1\n")
+    calls = tmp_path / "uv-calls"
+    fake_uv = tmp_path / "uv"  # logs which process group runs it, then runs the real uv
+    real = subprocess.run(["sh", "-c", "command -v uv"], capture_output=True, text=True, env=hook_env(home)).stdout
+    fake_uv.write_text(f'#!/bin/sh\necho "$$ $(ps -o pgid= -p $$)" >>"{calls}"\nexec {real.strip()} "$@"\n')
+    fake_uv.chmod(0o755)
+    env = hook_env(home, TMPDIR=str(tmp_path), AGENTCTX_UV=str(fake_uv), AGENTCTX_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("AGENTCTX_HOOK_DETACHED", None)
+    payload = {"session_id": "s-ptu", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Write",
+               "tool_input": {"file_path": str(target), "content": "x = 1\n"},
+               "tool_response": {"type": "create", "filePath": str(target)}}
+    proc = subprocess.Popen(["sh", str(LAUNCH), "post_tool_use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=str(ROOT), start_new_session=True)
+    out, err = proc.communicate(json.dumps(payload).encode(), timeout=60)
+    assert proc.returncode == 0 and out == b"" and err == b""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    node = wait_for(lambda: row(home, "SELECT * FROM nodes WHERE kind = 'file' AND name = 'src/billing.py'"),
+                    "the detached PostToolUse to record the written file", timeout=60)
+    assert node["project_id"] == project.detect(str(repo)).id
+    groups = {line.split()[1] for line in calls.read_text().split("\n") if line.strip()}
+    assert groups and str(proc.pid) not in groups  # the handler ran only outside the hook's process group
+    wait_for(lambda: not list(tmp_path.glob("agentctx-post_tool_use.*")), "the saved event to be removed")
+
+
 def test_a_waiting_worker_extracts_the_tail_at_once_at_session_end(home: Path, repo: Path, tmp_path: Path):
     """The worker waits for more text (less than MIN_TOKENS new; idle wait 10 minutes here); SessionEnd makes it
     extract now, through the real SDK against a fake Messages API."""

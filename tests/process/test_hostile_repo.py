@@ -35,7 +35,8 @@ def _env(home: Path) -> dict[str, str]:
 
 def hook(name: str, payload: dict, home: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["sh", str(LAUNCH), name], input=json.dumps(payload).encode(), capture_output=True,
-                          timeout=HOOK_TIMEOUT, env=_env(home), cwd=str(ROOT), preexec_fn=hostile.limit_memory())
+                          timeout=HOOK_TIMEOUT, env={**_env(home), **hostile.in_place(name)}, cwd=str(ROOT),
+                          preexec_fn=hostile.limit_memory())
 
 
 def cli(home: Path, repo: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -45,10 +45,13 @@ def run_hook(
         stdin = payload.encode()
     else:
         stdin = payload
-    return subprocess.run(
-        ["sh", str(LAUNCH), name], input=stdin, capture_output=True, timeout=timeout,
-        env=env if env is not None else hook_env(data_home), cwd=str(ROOT),
-    )
+    env = dict(env if env is not None else hook_env(data_home))
+    if name == "post_tool_use":
+        # launch.sh hands PostToolUse to a detached process; tests read the store right after the hook, so it
+        # runs in place here (the hand-off has its own test, tests/events/test_session_end.py).
+        env.setdefault("AGENTCTX_HOOK_DETACHED", "no")
+    return subprocess.run(["sh", str(LAUNCH), name], input=stdin, capture_output=True, timeout=timeout, env=env,
+                          cwd=str(ROOT))
 
 
 def context_of(proc: subprocess.CompletedProcess[bytes]) -> str | None:

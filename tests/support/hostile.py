@@ -176,6 +176,13 @@ def reports(log_text: str) -> dict[str, int]:
     return out
 
 
+def in_place(hook: str) -> dict[str, str]:
+    """The environment that makes ``hooks/launch.sh`` run ``hook`` in its own process rather than hand it to a
+    detached one: PostToolUse's handler then meets the hostile repository where its exit status, stderr and time
+    are seen (Stop and SessionEnd hand off as in Claude Code; their work is awaited with ``idle``)."""
+    return {"AGENTCTX_HOOK_DETACHED": "no"} if hook == "post_tool_use" else {}
+
+
 def idle(home: Path) -> bool:
     """No detached extraction or consolidation is running (their lock files are gone)."""
     locks = home / "locks"
