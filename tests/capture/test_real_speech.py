@@ -72,7 +72,24 @@ def build(path: Path) -> Session:
     s.user("Wir nehmen SQLite für den Prototyp.")
     s.user("Can you fix the failing test?")
     s.user("<task-notification><result>we decided to drop the cache</result></task-notification>")
+    s.assistant({"type": "tool_use", "id": "toolu_edit", "name": "Edit", "input": {"file_path": "/w/settings.ini"}})
+    s.user([{"type": "tool_result", "tool_use_id": "toolu_edit", "is_error": True,
+             "content": REJECTED + "the user said:\nKeep the config in pyproject.toml, not in a separate file." + HINT}])
+    s.assistant({"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode", "input": {"plan": "we decided on MongoDB"}})
+    s.user([{"type": "tool_result", "tool_use_id": "toolu_plan", "is_error": True,
+             "content": REJECTED + "the user said:\nThe user wants to clarify these questions.\n    This means they "
+                        "may have additional information.\n\n    Questions asked:\n- \"we decided on MongoDB?\""}])
+    s.assistant({"type": "tool_use", "id": "toolu_rm", "name": "Bash", "input": {"command": "rm -rf build"}})
+    s.user([{"type": "tool_result", "tool_use_id": "toolu_rm", "is_error": True,
+             "content": REJECTED.replace("To tell you how to proceed, ", "") + "STOP what you are doing." + HINT}])
     return s
+
+
+# Claude Code's text for a rejected tool call (2.1.x), with the hint some versions append.
+REJECTED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+            "the new_string was NOT written to the file). To tell you how to proceed, ")
+HINT = ("\n\nNote: The user's next message may contain a correction or preference. Pay close attention — if they "
+        "explain what went wrong or how they'd prefer you to work, consider saving that to memory for future sessions.")
 
 
 def test_the_person_s_words_are_read_in_every_form(tmp_path):
@@ -85,8 +102,11 @@ def test_the_person_s_words_are_read_in_every_form(tmp_path):
     assert QUESTION in kinds["answer"] and "PostgreSQL; MySQL" in kinds["answer"] and "A: PostgreSQL" in kinds["answer"]
     reply = next(e for e in entries if e.kind == "reply")
     assert reply.text == "1. B 2. A" and "structlog" in reply.context
+    # typed on rejecting a tool call: the person's words alone, without Claude Code's text or hint
+    assert [t for k, t in said if k == "feedback"] == ["Keep the config in pyproject.toml, not in a separate file."]
     typed = " ".join(t for _, t in said)
     assert "Oracle" not in typed and "Fridays" not in typed and "drop the cache" not in typed
+    assert "MongoDB" not in typed and "clarify" not in typed and "STOP" not in typed and "Note:" not in typed
 
 
 def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path):
@@ -100,8 +120,10 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
     assert any("stdlib logging" in t for t in titles) and any("ruff" in t for t in titles)
     assert any(t.startswith("我们就用 Tauri") for t in titles)  # kept verbatim
     assert "Wir nehmen SQLite für den Prototyp." in titles
+    assert "Keep the config in pyproject.toml, not in a separate file." in titles
     joined = " ".join(titles)
     assert "fix the failing test" not in joined and "Oracle" not in joined and "Fridays" not in joined
+    assert "MongoDB" not in joined
 
 
 @pytest.mark.parametrize("sentence", [
@@ -153,7 +175,8 @@ def test_the_model_sees_everything_typed_and_nothing_injected(tmp_path):
         wait_for(lambda: api.message_requests and worker_idle(data, SID), "the extraction request")
         sent = " ".join(" ".join(api.all_text(r)) for r in api.message_requests)
     for typed in ("/plan we'll use Redis", "Prefer small pure functions", "PostgreSQL; MySQL",
-                  'kind="answer"', 'kind="queued"', 'kind="reply"', "我们就用 Tauri", "Wir nehmen SQLite"):
+                  'kind="answer"', 'kind="queued"', 'kind="reply"', "我们就用 Tauri", "Wir nehmen SQLite",
+                  'kind="feedback"', "Keep the config in pyproject.toml"):
         assert typed in sent, typed
     assert "we decided to use Oracle" not in sent  # the IDE selection never reaches the model
 

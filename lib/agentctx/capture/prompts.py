@@ -38,8 +38,9 @@ The user message holds <current_records> (facts already stored, each with its id
 role="tool" is tool output, role="summary" is Claude Code's summary of earlier, compacted conversation. A \
 developer message may carry kind="command" (a slash command with its arguments), kind="queued" (typed while \
 Claude worked), kind="answer" (the option the developer chose in Claude's multiple-choice question: Q is the \
-question with the options offered, A the choice; a choice is a decision) or kind="reply" (an answer by number \
-or letter to the list in Claude's previous message).
+question with the options offered, A the choice; a choice is a decision), kind="reply" (an answer by number \
+or letter to the list in Claude's previous message) or kind="feedback" (what the developer typed when rejecting \
+Claude's tool call or plan: how they want it done instead).
 
 Rules:
 - Extract ONLY from things the developer said or chose, not from Claude's suggestions. A suggestion counts \
@@ -94,7 +95,7 @@ SYNTHESIS = (
 
 def fence(role: str, text: str, n: int, kind: str = "") -> str | None:
     """One transcript message, redacted and escaped, as a ``<raw_user_log>`` element (None if empty).
-    ``kind`` (a developer's message other than a plain prompt: command, queued, answer, reply) is an
+    ``kind`` (a developer's message other than a plain prompt: command, queued, answer, reply, feedback) is an
     attribute."""
     clean = redact(text).strip()
     if not clean:

@@ -13,7 +13,8 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
 * what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
   ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
   line), answers to AskUserQuestion with the question and its options (``answer``), numbered or
-  lettered replies with the list they answer (``reply``, the list in ``context``);
+  lettered replies with the list they answer (``reply``, the list in ``context``), what they typed when
+  rejecting a tool call or a plan (``feedback``);
 * ``<system-reminder>`` blocks, hook output, IDE selections and harness wrappers
   (``<local-command-stdout>`` ...) are stripped; thinking blocks are dropped; tool calls and results
   are kept short; Claude's long messages keep their head and tail;
@@ -80,7 +81,8 @@ class Entry:
     """One visible message: role ``user``, ``assistant``, ``tool`` (a tool result) or ``summary``.
 
     A ``user`` entry's ``kind`` says how the person said it: ``prompt``, ``command``, ``queued``,
-    ``answer`` (to AskUserQuestion) or ``reply`` (to a numbered or lettered list, in ``context``).
+    ``answer`` (to AskUserQuestion), ``reply`` (to a numbered or lettered list, in ``context``) or
+    ``feedback`` (typed on rejecting a tool call or a plan).
     """
 
     __slots__ = ("uuid", "role", "text", "timestamp", "end", "kind", "context")
@@ -131,6 +133,28 @@ def answers(result: object) -> str:
         offered = f" (options: {'; '.join(options)})" if options else ""
         lines.append(f"Q: {' '.join(str(question).split())}{offered}\nA: {answer.strip()}")
     return "\n".join(lines)
+
+
+# Claude Code's text for a tool call (or a plan) the person rejected and told Claude what to do instead: the
+# words after the marker are theirs, up to the hint some versions append. Without words ("STOP what you are
+# doing ...") nothing was typed; "The user wants to clarify these questions." is the harness's own text for an
+# AskUserQuestion the person chose to talk about, not words they typed.
+_DENIED = "To tell you how to proceed, the user said:"
+_DENIAL_HINT = re.compile(r"\n\s*\nNote: The user's next message may contain a correction or preference\b.*\Z", re.DOTALL)
+_HARNESS_FEEDBACK = ("The user wants to clarify these questions.",)
+
+
+def feedback(content: object) -> str:
+    """What the person typed when rejecting a tool call or a plan (a ``tool_result``'s content), "" when the
+    result is not such a rejection or they typed nothing."""
+    text = _tool_result_text(content)
+    at = text.find(_DENIED)
+    if at < 0:
+        return ""
+    said = _DENIAL_HINT.sub("", text[at + len(_DENIED):]).strip()
+    if not said or said.startswith(_HARNESS_FEEDBACK):
+        return ""
+    return clean_text(said)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -198,6 +222,10 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
             chosen = answers(line.get("toolUseResult"))
             if chosen:  # the person's answer to Claude's question, not tool output
                 out.append(("answer", chosen))
+                continue
+            said = feedback(block.get("content")) if is_user else ""
+            if said:  # the person's words on rejecting a tool call or a plan
+                out.append(("feedback", said))
                 continue
             text = clean_text(_tool_result_text(block.get("content")))
             flag = " error" if block.get("is_error") else ""
@@ -380,7 +408,7 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
     return chain
 
 
-_KINDS = {"answer": "answer", "command": "command"}  # piece role -> kind of a ``user`` entry
+_KINDS = {"answer": "answer", "command": "command", "feedback": "feedback"}  # piece role -> kind of a ``user`` entry
 _REPLY = re.compile(r"^\s*(?:\d{1,2}|[A-Ha-h])\s*[.):]\s*\S", re.MULTILINE)
 _LIST_ITEM = re.compile(r"^\s*(?:[#*>\s]*)(?:\*\*)?(?:\d{1,2}|[A-Ha-h])[.)]\s*\S", re.MULTILINE)
 MAX_CONTEXT_CHARS = 4000
