@@ -79,6 +79,10 @@ def build(path: Path) -> Session:
     s.user([{"type": "tool_result", "tool_use_id": "toolu_plan", "is_error": True,
              "content": REJECTED + "the user said:\nThe user wants to clarify these questions.\n    This means they "
                         "may have additional information.\n\n    Questions asked:\n- \"we decided on MongoDB?\""}])
+    s.assistant({"type": "tool_use", "id": "toolu_w", "name": "Write", "input": {"file_path": "/w/Makefile"}})
+    s.user([{"type": "tool_result", "tool_use_id": "toolu_w", "is_error": True,  # the wording of other releases
+             "content": "<tool_use_error>" + REJECTED.replace("To tell you how to proceed, ", "") + "The user provided "
+                        "the following reason for the rejection:  Use just instead of make for every task.</tool_use_error>"}])
     s.assistant({"type": "tool_use", "id": "toolu_rm", "name": "Bash", "input": {"command": "rm -rf build"}})
     s.user([{"type": "tool_result", "tool_use_id": "toolu_rm", "is_error": True,
              "content": REJECTED.replace("To tell you how to proceed, ", "") + "STOP what you are doing." + HINT}])
@@ -103,7 +107,8 @@ def test_the_person_s_words_are_read_in_every_form(tmp_path):
     reply = next(e for e in entries if e.kind == "reply")
     assert reply.text == "1. B 2. A" and "structlog" in reply.context
     # typed on rejecting a tool call: the person's words alone, without Claude Code's text or hint
-    assert [t for k, t in said if k == "feedback"] == ["Keep the config in pyproject.toml, not in a separate file."]
+    assert [t for k, t in said if k == "feedback"] == ["Keep the config in pyproject.toml, not in a separate file.",
+                                                       "Use just instead of make for every task."]
     typed = " ".join(t for _, t in said)
     assert "Oracle" not in typed and "Fridays" not in typed and "drop the cache" not in typed
     assert "MongoDB" not in typed and "clarify" not in typed and "STOP" not in typed and "Note:" not in typed
@@ -121,6 +126,7 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
     assert any(t.startswith("我们就用 Tauri") for t in titles)  # kept verbatim
     assert "Wir nehmen SQLite für den Prototyp." in titles
     assert "Keep the config in pyproject.toml, not in a separate file." in titles
+    assert "Use just instead of make for every task." in titles
     joined = " ".join(titles)
     assert "fix the failing test" not in joined and "Oracle" not in joined and "Fridays" not in joined
     assert "MongoDB" not in joined
@@ -176,7 +182,7 @@ def test_the_model_sees_everything_typed_and_nothing_injected(tmp_path):
         sent = " ".join(" ".join(api.all_text(r)) for r in api.message_requests)
     for typed in ("/plan we'll use Redis", "Prefer small pure functions", "PostgreSQL; MySQL",
                   'kind="answer"', 'kind="queued"', 'kind="reply"', "我们就用 Tauri", "Wir nehmen SQLite",
-                  'kind="feedback"', "Keep the config in pyproject.toml"):
+                  'kind="feedback"', "Keep the config in pyproject.toml", "Use just instead of make"):
         assert typed in sent, typed
     assert "we decided to use Oracle" not in sent  # the IDE selection never reaches the model
 

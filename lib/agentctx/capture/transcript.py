@@ -135,12 +135,14 @@ def answers(result: object) -> str:
     return "\n".join(lines)
 
 
-# Claude Code's text for a tool call (or a plan) the person rejected and told Claude what to do instead: the
-# words after the marker are theirs, up to the hint some versions append. Without words ("STOP what you are
-# doing ...") nothing was typed; "The user wants to clarify these questions." is the harness's own text for an
-# AskUserQuestion the person chose to talk about, not words they typed.
-_DENIED = "To tell you how to proceed, the user said:"
-_DENIAL_HINT = re.compile(r"\n\s*\nNote: The user's next message may contain a correction or preference\b.*\Z", re.DOTALL)
+# Claude Code's text for a tool call (or a plan) the person rejected and told Claude what to do instead, in the
+# wordings its releases have used: the words after the marker are theirs, up to the hint some versions append
+# (and a closing ``</tool_use_error>``). Without words ("STOP what you are doing ...") nothing was typed; "The
+# user wants to clarify these questions." is the harness's own text for an AskUserQuestion the person chose to
+# talk about, not words they typed.
+_DENIED = ("To tell you how to proceed, the user said:", "The user provided the following reason for the rejection:")
+_DENIAL_TAIL = re.compile(r"(?:\n\s*\nNote: The user's next message may contain a correction or preference\b.*)?"
+                          r"(?:\s*</tool_use_error>)?\s*\Z", re.DOTALL)
 _HARNESS_FEEDBACK = ("The user wants to clarify these questions.",)
 
 
@@ -148,13 +150,14 @@ def feedback(content: object) -> str:
     """What the person typed when rejecting a tool call or a plan (a ``tool_result``'s content), "" when the
     result is not such a rejection or they typed nothing."""
     text = _tool_result_text(content)
-    at = text.find(_DENIED)
-    if at < 0:
-        return ""
-    said = _DENIAL_HINT.sub("", text[at + len(_DENIED):]).strip()
-    if not said or said.startswith(_HARNESS_FEEDBACK):
-        return ""
-    return clean_text(said)
+    for marker in _DENIED:
+        at = text.find(marker)
+        if at >= 0:
+            said = _DENIAL_TAIL.sub("", text[at + len(marker):]).strip()
+            if said and not said.startswith(_HARNESS_FEEDBACK):
+                return clean_text(said)
+            return ""
+    return ""
 
 
 def _clip(text: str, limit: int) -> str:
