@@ -52,13 +52,13 @@ def test_a_brief_s_requirements_are_decisions_but_not_its_output_requirements():
 
 
 def test_answers_that_pick_the_next_step_are_not_decisions():
-    lasting = explicit.answered("Q: Which database should the service use? (options: PostgreSQL; MySQL)\n"
-                                "A: PostgreSQL")
+    lasting = explicit.answered('"Which database should the service use?"="PostgreSQL"\n'
+                                "(options: PostgreSQL; MySQL)")
     assert [s.text for s in lasting] == ["Which database should the service use? → PostgreSQL"]
     for question in ("Which module should we build first?", "What should I do next?",
                      "Shall I create the scaffold now?"):
-        assert explicit.answered(f"Q: {question} (options: A; B)\nA: A") == []
-    assert explicit.answered("Q: Which framework, Next.js or Remix? (options: Next.js; Remix)\nA: Next.js")
+        assert explicit.answered(f'"{question}"="A"\n(options: A; B)') == []
+    assert explicit.answered('"Which framework, Next.js or Remix?"="Next.js"\n(options: Next.js; Remix)')
 
 
 def test_requests_for_information_are_not_statements():

@@ -103,7 +103,7 @@ def test_the_person_s_words_are_read_in_every_form(tmp_path):
     kinds = dict((k, t) for k, t in said)
     assert kinds["command"] == "/plan we'll use Redis for the job queue"
     assert kinds["queued"] == "Prefer small pure functions over classes."
-    assert QUESTION in kinds["answer"] and "PostgreSQL; MySQL" in kinds["answer"] and "A: PostgreSQL" in kinds["answer"]
+    assert QUESTION in kinds["answer"] and "PostgreSQL; MySQL" in kinds["answer"] and f'"{QUESTION}"="PostgreSQL"' in kinds["answer"]
     reply = next(e for e in entries if e.kind == "reply")
     assert reply.text == "1. B 2. A" and "structlog" in reply.context
     # typed on rejecting a tool call: the person's words alone, without Claude Code's text or hint

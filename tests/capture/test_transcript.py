@@ -211,3 +211,18 @@ def test_a_reply_read_after_the_list_it_answers_still_gets_the_list(tmp_path):
                              "message": {"role": "user", "content": "1. A"}}) + "\n")
     [alone] = transcript.read(str(path), mark).entries
     assert alone.kind == "prompt" and alone.context == ""
+
+
+def test_answers_are_read_from_the_result_text_when_the_line_has_no_structured_result():
+    """Some releases (and tools that copy transcripts) keep only Claude Code's text of the answers."""
+    text = ('User has answered your questions: "Which stack?"="TypeScript end-to-end (Recommended)", '
+            '"Where does the model run?"="Native Ollama on the host,\nnot in Docker". You can now continue with '
+            "the user's answers in mind.")
+    got = transcript.answers(None, [{"type": "text", "text": text}])
+    assert got.splitlines() == ['"Which stack?"="TypeScript end-to-end (Recommended)"',
+                                '"Where does the model run?"="Native Ollama on the host, not in Docker"']
+    structured = {"questions": [{"question": "Which stack?", "options": [{"label": "TypeScript (Recommended)"},
+                                                                         {"label": "Go"}]}],
+                  "answers": {"Which stack?": "Go"}}
+    assert transcript.answers(structured, text) == '"Which stack?"="Go"\n(options: TypeScript (Recommended); Go)'
+    assert transcript.answers(None, "wrote 3 files") == ""

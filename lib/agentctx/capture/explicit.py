@@ -263,20 +263,26 @@ def statements(user_texts) -> list[Statement]:
     return list(found.values())
 
 
+_ANSWER_LINE = re.compile(r'^"(.+?)"="(.*)"$')
+
+
 def answered(text: str) -> list[Statement]:
-    """AskUserQuestion answers (``Q: ... (options: ...)`` / ``A: ...`` pairs): one decision each."""
-    out, question = [], ""
-    for line in redact(text).splitlines():
-        if line.startswith("Q: "):
-            question = line[3:].strip()
-        elif line.startswith("A: ") and line[3:].strip():
-            answer = line[3:].strip()
-            if "?" in answer or "？" in answer or _QUESTION_END.search(answer):
-                continue  # the person asked back instead of choosing
-            asked = re.sub(r"\s*\(options: [^)]*\)$", "", question)
-            if _SEQUENCING.search(asked):
-                continue  # what to do now or next: the next step, not a lasting choice
-            out.append(Statement("decision", f"{asked} → {answer}", context=question))
+    """AskUserQuestion answers (``"<question>"="<answer>"`` lines, each maybe followed by ``(options: ...)``,
+    as ``transcript.answer_lines`` writes them): one decision each."""
+    out: list[Statement] = []
+    lines = redact(text).splitlines()
+    for i, line in enumerate(lines):
+        found = _ANSWER_LINE.match(line.strip())
+        if not found or not found.group(2).strip():
+            continue
+        asked, answer = found.group(1).strip(), found.group(2).strip()
+        if "?" in answer or "？" in answer or _QUESTION_END.search(answer):
+            continue  # the person asked back instead of choosing
+        if _SEQUENCING.search(asked):
+            continue  # what to do now or next: the next step, not a lasting choice
+        after = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        offered = f" {after}" if after.startswith("(options: ") else ""
+        out.append(Statement("decision", f"{asked} → {answer}", context=asked + offered))
     return out
 
 

@@ -37,8 +37,8 @@ The user message holds <current_records> (facts already stored, each with its id
 <raw_user_log role="..."> element per message. role="user" is the developer, role="assistant" is Claude, \
 role="tool" is tool output, role="summary" is Claude Code's summary of earlier, compacted conversation. A \
 developer message may carry kind="command" (a slash command with its arguments), kind="queued" (typed while \
-Claude worked), kind="answer" (the option the developer chose in Claude's multiple-choice question: Q is the \
-question with the options offered, A the choice; a choice is a decision), kind="reply" (an answer by number \
+Claude worked), kind="answer" (the option the developer chose in Claude's multiple-choice question, written \
+"question"="answer" with the options offered on the next line; a choice is a decision), kind="reply" (an answer by number \
 or letter to the list in Claude's previous message) or kind="feedback" (what the developer typed when rejecting \
 Claude's tool call or plan: how they want it done instead).
 

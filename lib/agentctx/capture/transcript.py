@@ -118,20 +118,40 @@ def clean_text(text: str) -> str:
     return text.strip()
 
 
-def answers(result: object) -> str:
-    """An AskUserQuestion result (``toolUseResult``) as the person's answers, each with its question
-    and the options offered; "" when it holds none."""
-    if not isinstance(result, dict) or not isinstance(result.get("answers"), dict):
-        return ""
-    asked = {q.get("question"): q for q in result.get("questions") or [] if isinstance(q, dict)}
+# Claude Code's text for AskUserQuestion answers in the tool result: ``User has answered your questions:
+# "<question>"="<answer>", "<question>"="<answer>". You can now continue ...``. Read when the line has no
+# structured ``toolUseResult`` (some releases and tools that copy transcripts leave it out).
+_ANSWERED = "User has answered your questions:"
+_ANSWER_PAIR = re.compile(r'"(.+?)"="(.*?)"(?=\s*,\s*"|\s*\.\s*You can now continue|\s*\.?\s*$)', re.DOTALL)
+
+
+def answer_lines(question: str, answer: str, options: list[str]) -> str:
+    """One AskUserQuestion answer as the transcript reader gives it: ``"<question>"="<answer>"`` (Claude
+    Code's own notation, on one line), then ``(options: a; b)`` when options were offered."""
+    flat = lambda text: " ".join(str(text).split())  # noqa: E731
+    head = f'"{flat(question)}"="{flat(answer)}"'
+    return f"{head}\n(options: {'; '.join(flat(o) for o in options)})" if options else head
+
+
+def answers(result: object, content: object = None) -> str:
+    """An AskUserQuestion result as the person's answers, each with its question and the options offered
+    (``answer_lines``): from the structured ``toolUseResult``, else from the tool result's text (``content``);
+    "" when it holds none."""
     lines = []
-    for question, answer in result["answers"].items():
-        if not isinstance(answer, str) or not answer.strip():
-            continue
-        spec = asked.get(question) or {}
-        options = [o.get("label") for o in spec.get("options") or [] if isinstance(o, dict) and o.get("label")]
-        offered = f" (options: {'; '.join(options)})" if options else ""
-        lines.append(f"Q: {' '.join(str(question).split())}{offered}\nA: {answer.strip()}")
+    if isinstance(result, dict) and isinstance(result.get("answers"), dict):
+        asked = {q.get("question"): q for q in result.get("questions") or [] if isinstance(q, dict)}
+        for question, answer in result["answers"].items():
+            if not isinstance(answer, str) or not answer.strip():
+                continue
+            spec = asked.get(question) or {}
+            options = [o.get("label") for o in spec.get("options") or [] if isinstance(o, dict) and o.get("label")]
+            lines.append(answer_lines(str(question), answer, options))
+        return "\n".join(lines)
+    text = _tool_result_text(content).strip() if content is not None else ""
+    if text.startswith(_ANSWERED):
+        for question, answer in _ANSWER_PAIR.findall(text[len(_ANSWERED):]):
+            if answer.strip():
+                lines.append(answer_lines(question, answer, []))
     return "\n".join(lines)
 
 
@@ -222,7 +242,7 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         elif kind == "tool_use" and not is_user:
             out.append(("assistant", f"[tool {block.get('name', '?')}: {_one_line(block.get('input', {}))}]"))
         elif kind == "tool_result":
-            chosen = answers(line.get("toolUseResult"))
+            chosen = answers(line.get("toolUseResult"), block.get("content")) if is_user else ""
             if chosen:  # the person's answer to Claude's question, not tool output
                 out.append(("answer", chosen))
                 continue
