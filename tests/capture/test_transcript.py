@@ -226,3 +226,27 @@ def test_answers_are_read_from_the_result_text_when_the_line_has_no_structured_r
                   "answers": {"Which stack?": "Go"}}
     assert transcript.answers(structured, text) == '"Which stack?"="Go"\n(options: TypeScript (Recommended); Go)'
     assert transcript.answers(None, "wrote 3 files") == ""
+
+
+def test_a_line_that_is_not_json_costs_itself_not_the_conversation_before_it(tmp_path):
+    """Transcripts committed to repositories have damaged lines (an author's hand redaction): the line after one
+    has a parent nobody can find; the walk goes on from the line before the damage, in a whole read and in an
+    incremental one that spans it."""
+    def line(uid, parent, role, text):
+        return json.dumps({"type": role, "uuid": uid, "parentUuid": parent, "sessionId": "dmg",
+                           "message": {"role": role, "content": text}}) + "\n"
+
+    path = tmp_path / "t.jsonl"
+    head = line("d-1", None, "user", "Use SQLite for the cache.") + line("d-2", "d-1", "assistant", "Noted.")
+    path.write_text(head)
+    first = transcript.read(str(path))
+    path.write_text(head + line("d-3", "d-2", "user", "Keep every handler under 50 lines.")
+                    + '{"type": "assistant", "uuid": "d-4", "parentUuid": "d-3", "message": REDACTED}\n'
+                    + line("d-5", "d-4", "user", "Deploy on Fly.io.") + line("d-6", "d-5", "assistant", "OK."))
+    whole = [t for _, t in texts(transcript.read(str(path)))]
+    assert whole == ["Use SQLite for the cache.", "Noted.", "Keep every handler under 50 lines.", "Deploy on Fly.io.",
+                     "OK."]
+    later = [t for _, t in texts(transcript.read(str(path), first.watermark))]
+    assert later == ["Keep every handler under 50 lines.", "Deploy on Fly.io.", "OK."]
+    # a parent read before (not lost) still ends the walk where the read starts
+    assert transcript.read(str(path), first.watermark).entries[0].uuid == "d-3"

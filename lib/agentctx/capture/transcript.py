@@ -323,12 +323,16 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     order: list[str] = []
     ends: dict[str, int] = {}
     has_child: set[str] = set()
+    after_lost: set[str] = set()  # lines right after a line that is not JSON (its uuid, maybe their parent, is lost)
+    lost = False
     end = offset
     lines = skipped = typed = 0
     for obj, line_end in _lines(buf, offset):
         lines += 1
         end = line_end
         typed += isinstance(obj, dict) and isinstance(obj.get("type"), str)
+        if obj is None:
+            lost = True
         if not isinstance(obj, dict) or obj.get("type") not in CHAIN_TYPES or not isinstance(obj.get("uuid"), str):
             skipped += 1
             continue
@@ -337,13 +341,16 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
             order.append(uid)
         nodes[uid] = obj
         ends[uid] = line_end
+        if lost:
+            after_lost.add(uid)
+            lost = False
         parent = obj.get("parentUuid")
         if isinstance(parent, str):
             has_child.add(parent)
     if offset == 0 and lines and not typed:
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
-    chain = _main_chain(nodes, order, has_child, across_compactions)
+    chain = _main_chain(nodes, order, has_child, across_compactions, after_lost)
     entries = _entries(chain, ends)
     if offset and chain:
         _reply_context(path, offset, chain, entries)
@@ -397,12 +404,15 @@ def _is_boundary(line: dict) -> bool:
 
 
 def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
-                across_compactions: bool = True) -> list[dict]:
+                across_compactions: bool = True, after_lost: set[str] = frozenset()) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
     As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
     assistant line, its leaf; the newest leaf that is not a sidechain, meta or team line wins,
-    else the newest leaf that is not a sidechain.
+    else the newest leaf that is not a sidechain. A line whose parent is unknown and that comes right
+    after a line that is not JSON (``after_lost``: the file was damaged there, so the parent is probably
+    that line) continues from the nearest main-thread line before it in the file, so a damaged line
+    costs itself and not everything before it.
     """
     leaves: list[dict] = []
     for uid in reversed(order):  # newest first
@@ -426,9 +436,21 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
         parent = node.get("parentUuid")
         if parent is None and across_compactions and _is_boundary(node):
             parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
+        uid = node["uuid"]
         node = nodes.get(parent) if isinstance(parent, str) else None
+        if node is None and isinstance(parent, str) and uid in after_lost:
+            node = _before(nodes, order, uid)
     chain.reverse()
     return chain
+
+
+def _before(nodes: dict[str, dict], order: list[str], uid: str) -> dict | None:
+    """The nearest user or assistant line of the main thread before ``uid`` in the file."""
+    for prev in reversed(order[:order.index(uid)]):
+        node = nodes[prev]
+        if node.get("type") in ("user", "assistant") and not (node.get("isSidechain") or node.get("teamName")):
+            return node
+    return None
 
 
 _KINDS = {"answer": "answer", "command": "command", "feedback": "feedback"}  # piece role -> kind of a ``user`` entry
