@@ -711,7 +711,8 @@ def summarize(results: list[dict], oracle_res: dict | None) -> dict:
 
 
 def table(results: list[dict], total: dict, oracle_res: dict | None, command: str) -> str:
-    lines = ["# Capture on real sessions (dev split, no model)", "",
+    split = "the labelled split named by --dev" if " --dev " in f" {command} " else "dev split"
+    lines = [f"# Capture on real sessions ({split}, no model)", "",
              f"`{command}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Method: "
              "../shared/eval/transcripts-dev/README.md (real hook processes, no key, no login).", "",
              "| figure | value |", "|---|---|"]

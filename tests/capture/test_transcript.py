@@ -250,3 +250,19 @@ def test_a_line_that_is_not_json_costs_itself_not_the_conversation_before_it(tmp
     assert later == ["Keep every handler under 50 lines.", "Deploy on Fly.io.", "OK."]
     # a parent read before (not lost) still ends the walk where the read starts
     assert transcript.read(str(path), first.watermark).entries[0].uuid == "d-3"
+
+
+def test_a_compaction_whose_logical_parent_is_not_in_the_file_keeps_the_lines_before_it(tmp_path):
+    """Some boundaries name a logical parent Claude Code never wrote: a read holding the lines before the
+    boundary still keeps them (no read took them), and a later read still starts at the summary."""
+    raw = (FIXTURES / "compact_boundary.jsonl").read_text().splitlines(keepends=True)
+    raw[2] = raw[2].replace('"logicalParentUuid": "c-02"', '"logicalParentUuid": "never-written"')
+    assert "never-written" in raw[2]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(raw))
+    whole = transcript.read(str(path))
+    assert [e.role for e in whole.entries] == ["user", "assistant", "summary", "user", "assistant"]
+    path.write_text("".join(raw[:2]))
+    first = transcript.read(str(path))
+    path.write_text("".join(raw))
+    assert [e.role for e in transcript.read(str(path), first.watermark).entries] == ["summary", "user", "assistant"]

@@ -412,7 +412,8 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
     else the newest leaf that is not a sidechain. A line whose parent is unknown and that comes right
     after a line that is not JSON (``after_lost``: the file was damaged there, so the parent is probably
     that line) continues from the nearest main-thread line before it in the file, so a damaged line
-    costs itself and not everything before it.
+    costs itself and not everything before it; so does a compaction boundary whose logical parent is
+    not in the file (it names a line Claude Code did not write), when this read holds lines before it.
     """
     leaves: list[dict] = []
     for uid in reversed(order):  # newest first
@@ -434,11 +435,11 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
         seen.add(node["uuid"])
         chain.append(node)
         parent = node.get("parentUuid")
-        if parent is None and across_compactions and _is_boundary(node):
+        uid, boundary = node["uuid"], parent is None and across_compactions and _is_boundary(node)
+        if boundary:
             parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
-        uid = node["uuid"]
         node = nodes.get(parent) if isinstance(parent, str) else None
-        if node is None and isinstance(parent, str) and uid in after_lost:
+        if node is None and isinstance(parent, str) and (uid in after_lost or boundary):
             node = _before(nodes, order, uid)
     chain.reverse()
     return chain
