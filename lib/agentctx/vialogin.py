@@ -8,7 +8,9 @@ and an installed plugin with hooks and an MCP server: none fires; see
 tests/process/test_claude_login.py); ``--bare`` is not usable, it never reads the OAuth login.
 It runs in the temp directory (no project CLAUDE.md) with our system prompt replacing Claude Code's
 and ``AGENTCTX_DISABLE=1`` in its environment. Its tokens are priced as Haiku 4.5 and count against
-the spending caps like API calls (``store/spend.py``).
+the spending caps like API calls (``store/spend.py``). A rate-limited answer (429, 529) ends the child after one
+retry and rests the login path for ``LIMIT_REST_S`` (the no-model path meanwhile), so a limit the person's own
+session shares is not spent in the background.
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from agentctx.logs import log
 
 MODEL = os.environ.get("AGENTCTX_CLAUDE_MODEL", "claude-haiku-4-5")
 LOGIN_CHECK_S = 6 * 3600  # how long a ``claude auth status`` answer is kept
+# A rate-limited or overloaded answer (429, 529): the child gives up after one retry (Claude Code's own default,
+# 10 retries with backoff, kept a worker ~2.5 minutes on one 429 and spent the person's own rate limit, which
+# their session shares), and the login path rests this long, the no-model path taking its place.
+CHILD_RETRIES = "1"
+LIMIT_REST_S = 15 * 60
+LIMITED_STATUSES = (429, 529)
 ISOLATION = [
     "--safe-mode",  # no CLAUDE.md, skills, installed plugins, hooks, MCP servers, commands, agents
     "--setting-sources", "",  # no user, project or local settings (their hooks and enabled plugins)
@@ -87,6 +95,13 @@ def _refused(creds: str | None) -> str | None:
     except OSError:
         pass
     return str(seen.get("why") or "refused")
+
+
+def _limited() -> tuple[str, float] | None:
+    """(why, until when) while the login path rests after a rate-limited ``claude -p``; else None."""
+    seen = _state().get("limited") or {}
+    until = float(seen.get("at") or 0) + LIMIT_REST_S
+    return (str(seen.get("why") or "rate-limited"), until) if time.time() < until else None
 
 
 def _credentials() -> str | None:
@@ -162,6 +177,11 @@ def route(*, ask: bool = True) -> tuple[bool, str]:
     binary = find_claude()
     if not binary:
         return False, "no ANTHROPIC_API_KEY and no claude found: the no-model path (explicit capture)"
+    limited = _limited()
+    if limited:
+        why, until = limited
+        return False, (f"claude -p was rate-limited ({why}): the no-model path until "
+                       f"{time.strftime('%H:%M', time.localtime(until))}")
     ok, how = login_state(binary, ask=ask)
     if not ok:
         return False, f"no ANTHROPIC_API_KEY and {binary} is not logged in ({how}): the no-model path (explicit capture)"
@@ -199,7 +219,7 @@ class LoginClient:
         import subprocess
         import tempfile
 
-        env = {**os.environ, "AGENTCTX_DISABLE": "1"}
+        env = {**os.environ, "AGENTCTX_DISABLE": "1", "CLAUDE_CODE_MAX_RETRIES": CHILD_RETRIES}
         try:
             done = subprocess.run(self.command(system), input=user, capture_output=True, text=True, env=env,
                                   timeout=self.timeout, cwd=tempfile.gettempdir())
@@ -217,6 +237,10 @@ class LoginClient:
             why = f"claude -p was refused: {str(data.get('result'))[:120]}"
             _save_state(refused={"at": time.time(), "why": why})
             raise LLMError(why)
+        if data.get("api_error_status") in LIMITED_STATUSES:  # rest, rather than spend the person's limit
+            why = f"{data.get('api_error_status')}: {str(data.get('result'))[:120]}"
+            _save_state(limited={"at": time.time(), "why": why})
+            raise LLMError(f"claude -p was rate-limited ({why})")
         if data.get("is_error") or done.returncode != 0:
             raise LLMError(f"claude -p failed: {str(data.get('subtype') or data.get('result'))[:200]}")
         return str(data.get("result") or "")

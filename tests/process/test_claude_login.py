@@ -191,3 +191,31 @@ def test_a_refused_login_falls_back_to_the_no_model_path(claude, tmp_path):
     assert runs[0]["status"] == "failed" and runs[0]["mode"] == "claude_login" and "refused" in runs[0]["error"], runs[0]
     assert runs[1]["mode"] == "explicit" and runs[1]["status"] == "written", runs[1]
     assert after["mode"] == "explicit" and "refused" in after["why"] and "401" in after["why"]
+
+
+def test_a_rate_limited_login_gives_up_at_once_and_rests(claude, tmp_path):
+    """A 429 from the subscription (which the person's own session shares): the child stops after one retry
+    (Claude Code's default is 10, minutes of backoff, each spending the limit), the next runs take the no-model
+    path while the login path rests, and it comes back after the rest."""
+    data = tmp_path / "data"
+    work = make_repo(tmp_path / "shop")
+    tx = Transcript(tmp_path / "session.jsonl")
+    tx.turn("We decided to move the queue to RabbitMQ.", "OK.")
+    limited = fake_api.error(429, headers={"retry-after": "1"})
+    with fake_api.FakeMessagesAPI(responder=lambda body: limited) as api:
+        who = person(tmp_path, claude, api)
+        env = agentctx_env(data, who, api, claude)
+        runs = [json.loads(agentctx(env, work, "extract", "--session-id", "s-1", "--transcript", str(tx.path),
+                                    "--json").stdout)[0] for _ in range(2)]
+        asked = len([r for r in api.message_requests if SYSTEM_MARK in json.dumps(r.body.get("system"))])
+        resting = json.loads(agentctx(env, work, "status", "--json").stdout)["extraction"]
+        state = data / "login.json"
+        saved = json.loads(state.read_text())
+        saved["limited"]["at"] -= 3600  # the rest is over
+        state.write_text(json.dumps(saved))
+        back = json.loads(agentctx(env, work, "status", "--json").stdout)["extraction"]
+    assert runs[0]["status"] == "failed" and runs[0]["mode"] == "claude_login" and "rate-limited" in runs[0]["error"]
+    assert asked == 2  # the request and one retry, then nothing more
+    assert runs[1]["mode"] == "explicit" and runs[1]["status"] == "written", runs[1]
+    assert resting["mode"] == "explicit" and "rate-limited" in resting["why"] and "429" in resting["why"]
+    assert back["mode"] == "claude_login", back
