@@ -15,6 +15,8 @@ Two measurements, each a whole ``claude -p "hello"`` process (wall time, spawn t
   rotates, so load drift hits all alike. Reported: the medians, the ratio of
   the medians and the median of the per-pair ratios (target <= 1.15), and from Claude Code's debug log
   how long the MCP server took to connect and how long each hook ran.
+  With ``--minimal-server`` also a plugin whose only part is the least MCP server there can be
+  (bench/baselines/minimal_mcp.py: stdlib, one tool): what Claude Code adds for any plugin MCP server.
 * **MCP wait curve**: a plugin with only an MCP server (agentctx's, behind ``sleep D``), no hooks, for
   several delays D: how long ``-p`` waits for a plugin MCP server that is slow to start, and from which
   delay on the first request to the model goes out without its tools (``ENABLE_TOOL_SEARCH=false``, so
@@ -84,6 +86,16 @@ def slow_server_plugin(folder: Path, delay: float, source: Path = ROOT) -> Path:
     return folder
 
 
+def minimal_server_plugin(folder: Path) -> Path:
+    """A plugin with only bench/baselines/minimal_mcp.py as its MCP server (one tool, nothing else): what Claude
+    Code adds to a session for any plugin MCP server."""
+    (folder / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps({
+        "name": "minimal", "version": "0.0.0",
+        "mcpServers": {"minimal": {"command": "python3", "args": ["-S", str(BENCH / "baselines" / "minimal_mcp.py")]}}}))
+    return folder
+
+
 def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extra: dict[str, str],
             store: Path | None = None) -> dict:
     """One ``claude -p`` in a new HOME; agentctx's data and cache folders are new too unless ``store`` names a
@@ -119,16 +131,17 @@ def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extr
         shutil.rmtree(home, ignore_errors=True)
 
 
-def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store: Path | None = None) -> dict:
-    """Rounds of (no plugin, the plugin, its MCP server alone), the order rotating each round; with ``store``,
-    every run keeps agentctx's data there (after one untimed run that creates it)."""
+def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store: Path | None = None,
+                minimal: Path | None = None) -> dict:
+    """Rounds of (no plugin, the plugin, its MCP server alone[, a minimal MCP server alone]), the order rotating
+    each round; with ``store``, every run keeps agentctx's data there (after one untimed run that creates it)."""
     if store is not None:
         one_run(work, api, plugin, {}, store)
-    runs: dict[str, list[dict]] = {"with": [], "without": [], "mcp_only": []}
-    arms = {"with": plugin, "without": None, "mcp_only": mcp_only}
+    runs: dict[str, list[dict]] = {"with": [], "without": [], "mcp_only": [], "minimal_mcp": []}
+    arms = {"with": plugin, "without": None, "mcp_only": mcp_only, **({"minimal_mcp": minimal} if minimal else {})}
     kinds = list(arms)
     for n in range(pairs):
-        for kind in kinds[n % 3:] + kinds[:n % 3]:
+        for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
             runs[kind].append(one_run(work, api, arms[kind], {}, store))
         print(f"  round {n + 1}/{pairs}: " + ", ".join(f"{k} {runs[k][-1]['wall_s']} s" for k in kinds), flush=True)
     with_s = [r["wall_s"] for r in runs["with"]]
@@ -145,6 +158,10 @@ def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store
         "mcp_only_median_s": median(mcp_s),
         "mcp_only_median_pair_ratio": round(statistics.median(m / o for m, o in zip(mcp_s, without_s, strict=True)),
                                             3),
+        **({"minimal_mcp_median_s": median([r["wall_s"] for r in runs["minimal_mcp"]]),
+            "minimal_mcp_median_pair_ratio": round(statistics.median(
+                m["wall_s"] / o for m, o in zip(runs["minimal_mcp"], without_s, strict=True)), 3)}
+           if runs["minimal_mcp"] else {}),
         "mcp_connect_ms_median": median([r["mcp_connect_ms"] for r in runs["with"] if "mcp_connect_ms" in r]),
         "mcp_only_connect_ms_median": median([r["mcp_connect_ms"] for r in runs["mcp_only"]
                                               if "mcp_connect_ms" in r]),
@@ -183,7 +200,9 @@ def report(data: dict, command: str) -> str:
              f"{p['median_pair_ratio']} {'✅' if p['median_pair_ratio'] <= TARGET_RATIO else '❌'} | "
              f"{p['mcp_connect_ms_median']} ms |",
              f"| (its MCP server alone, no hooks) | {p['mcp_only_median_s']} s | | | "
-             f"{p['mcp_only_median_pair_ratio']} | {p['mcp_only_connect_ms_median']} ms |", "",
+             f"{p['mcp_only_median_pair_ratio']} | {p['mcp_only_connect_ms_median']} ms |",
+             *([f"| (a minimal MCP server alone: bench/baselines/minimal_mcp.py) | {p['minimal_mcp_median_s']} s | | | "
+                f"{p['minimal_mcp_median_pair_ratio']} | |"] if "minimal_mcp_median_s" in p else []), "",
              f"Target: ≤ {TARGET_RATIO}×. Hooks (median ms, from Claude Code's debug log): "
              + ", ".join(f"{event} {ms}" for event, ms in sorted(p["hooks_ms_median"].items())) + "."
              + (f" {len(data['runs_repeated'])} run(s) failed (the CLI hung) and were run again."
@@ -211,6 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out-stem", default="claude_start")
     ap.add_argument("--returning", action="store_true",
                     help="keep agentctx's store and cache folder between runs (a returning user), instead of new ones each run")
+    ap.add_argument("--minimal-server", action="store_true",
+                    help="also time a plugin whose only part is a minimal MCP server (bench/baselines/minimal_mcp.py)")
     args = ap.parse_args(argv)
     install_claude()
     command = "uv run python bench/claude_start_bench.py" + (
@@ -229,7 +250,8 @@ def main(argv: list[str] | None = None) -> None:
             print("paired runs ...", flush=True)
             mcp_only = slow_server_plugin(Path(scratch) / "mcp-only", 0, plugin)
             store = Path(tempfile.mkdtemp(prefix="agentctx-claude-start-store-")) if args.returning else None
-            data["pairs"] = bench_pairs(work, api, plugin, args.pairs, mcp_only, store)
+            minimal = minimal_server_plugin(Path(scratch) / "minimal-mcp") if args.minimal_server else None
+            data["pairs"] = bench_pairs(work, api, plugin, args.pairs, mcp_only, store, minimal)
             data["store"] = "kept between runs (a returning user)" if store else "new for every run (a first session)"
             if not args.no_curve:
                 print("MCP wait curve ...", flush=True)

@@ -72,12 +72,16 @@ def test_bad_lines_get_json_rpc_errors_and_the_server_keeps_serving(tmp_path):
     assert "Traceback" not in stderr
 
 
-def test_sigint_ends_the_server_quietly(tmp_path):
-    """Claude Code ends its MCP servers with SIGINT: exit 0, no traceback."""
+@pytest.mark.parametrize("started_with", ["SIGINT default", "SIGINT ignored"])
+def test_sigint_ends_the_server_quietly(tmp_path, started_with):
+    """Claude Code ends its MCP servers with SIGINT: exit 0, no traceback; also when the server was started with
+    SIGINT ignored, as everything a shell's background job starts is."""
     import signal
 
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if started_with == "SIGINT ignored" else None
     proc = subprocess.Popen(["sh", str(ROOT / "mcp" / "launch.sh")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "AGENTCTX_HOME": str(tmp_path)})
+                            stderr=subprocess.PIPE, env={**os.environ, "AGENTCTX_HOME": str(tmp_path)},
+                            preexec_fn=ignore)
     proc.stdin.write((json.dumps(INIT) + "\n").encode())
     proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 1

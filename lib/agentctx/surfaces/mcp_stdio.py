@@ -97,7 +97,13 @@ class Session:
 
     def serve(self) -> None:
         """Read until the client closes stdin (or interrupts: Claude Code sends SIGINT at its exit), then close
-        the handler."""
+        the handler. SIGINT ends it even when it was started with SIGINT ignored (a shell's background job
+        passes that on to everything it starts), so the client's way of ending its servers always works."""
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             for line in self.reader:
                 if line.strip():
