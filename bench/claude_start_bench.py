@@ -16,7 +16,9 @@ Two measurements, each a whole ``claude -p "hello"`` process (wall time, spawn t
   the medians and the median of the per-pair ratios (target <= 1.15), and from Claude Code's debug log
   how long the MCP server took to connect and how long each hook ran.
   With ``--minimal-server`` also a plugin whose only part is the least MCP server there can be
-  (bench/baselines/minimal_mcp.py: stdlib, one tool): what Claude Code adds for any plugin MCP server.
+  (bench/baselines/minimal_mcp.py: stdlib, one tool): what Claude Code adds for any plugin MCP server; and the
+  least a plugin like agentctx can be (that server, SessionStart and UserPromptSubmit hooks that only read the
+  store, bench/baselines/floor.py, and Stop ``true``).
 * **MCP wait curve**: a plugin with only an MCP server (agentctx's, behind ``sleep D``), no hooks, for
   several delays D: how long ``-p`` waits for a plugin MCP server that is slow to start, and from which
   delay on the first request to the model goes out without its tools (``ENABLE_TOOL_SEARCH=false``, so
@@ -96,6 +98,19 @@ def minimal_server_plugin(folder: Path) -> Path:
     return folder
 
 
+def floor_plugin(folder: Path) -> Path:
+    """The least a plugin like agentctx can be: the minimal MCP server, and SessionStart and UserPromptSubmit hooks
+    that are bench/baselines/floor.py (read the event, open the store read-only, print JSON), Stop a shell ``true``."""
+    minimal_server_plugin(folder)
+    (folder / "hooks").mkdir(exist_ok=True)
+    floor = f"python3 '{BENCH / 'baselines' / 'floor.py'}'"
+    (folder / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": floor}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": floor}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}))
+    return folder
+
+
 def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extra: dict[str, str],
             store: Path | None = None) -> dict:
     """One ``claude -p`` in a new HOME; agentctx's data and cache folders are new too unless ``store`` names a
@@ -137,8 +152,10 @@ def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store
     each round; with ``store``, every run keeps agentctx's data there (after one untimed run that creates it)."""
     if store is not None:
         one_run(work, api, plugin, {}, store)
-    runs: dict[str, list[dict]] = {"with": [], "without": [], "mcp_only": [], "minimal_mcp": []}
-    arms = {"with": plugin, "without": None, "mcp_only": mcp_only, **({"minimal_mcp": minimal} if minimal else {})}
+    runs: dict[str, list[dict]] = {"with": [], "without": [], "mcp_only": [], "minimal_mcp": [], "floor_plugin": []}
+    arms = {"with": plugin, "without": None, "mcp_only": mcp_only,
+            **({"minimal_mcp": minimal, "floor_plugin": floor_plugin(minimal.parent / "floor-plugin")}
+               if minimal else {})}
     kinds = list(arms)
     for n in range(pairs):
         for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
@@ -158,10 +175,11 @@ def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store
         "mcp_only_median_s": median(mcp_s),
         "mcp_only_median_pair_ratio": round(statistics.median(m / o for m, o in zip(mcp_s, without_s, strict=True)),
                                             3),
-        **({"minimal_mcp_median_s": median([r["wall_s"] for r in runs["minimal_mcp"]]),
-            "minimal_mcp_median_pair_ratio": round(statistics.median(
-                m["wall_s"] / o for m, o in zip(runs["minimal_mcp"], without_s, strict=True)), 3)}
-           if runs["minimal_mcp"] else {}),
+        **{f"{arm}_median_s": median([r["wall_s"] for r in runs[arm]]) for arm in ("minimal_mcp", "floor_plugin")
+           if runs[arm]},
+        **{f"{arm}_median_pair_ratio": round(statistics.median(
+            m["wall_s"] / o for m, o in zip(runs[arm], without_s, strict=True)), 3)
+           for arm in ("minimal_mcp", "floor_plugin") if runs[arm]},
         "mcp_connect_ms_median": median([r["mcp_connect_ms"] for r in runs["with"] if "mcp_connect_ms" in r]),
         "mcp_only_connect_ms_median": median([r["mcp_connect_ms"] for r in runs["mcp_only"]
                                               if "mcp_connect_ms" in r]),
@@ -202,7 +220,10 @@ def report(data: dict, command: str) -> str:
              f"| (its MCP server alone, no hooks) | {p['mcp_only_median_s']} s | | | "
              f"{p['mcp_only_median_pair_ratio']} | {p['mcp_only_connect_ms_median']} ms |",
              *([f"| (a minimal MCP server alone: bench/baselines/minimal_mcp.py) | {p['minimal_mcp_median_s']} s | | | "
-                f"{p['minimal_mcp_median_pair_ratio']} | |"] if "minimal_mcp_median_s" in p else []), "",
+                f"{p['minimal_mcp_median_pair_ratio']} | |",
+                f"| (the least such a plugin can be: that server, SessionStart and UserPromptSubmit hooks that are "
+                f"bench/baselines/floor.py, Stop `true`) | {p['floor_plugin_median_s']} s | | | "
+                f"{p['floor_plugin_median_pair_ratio']} | |"] if "minimal_mcp_median_s" in p else []), "",
              f"Target: ≤ {TARGET_RATIO}×. Hooks (median ms, from Claude Code's debug log): "
              + ", ".join(f"{event} {ms}" for event, ms in sorted(p["hooks_ms_median"].items())) + "."
              + (f" {len(data['runs_repeated'])} run(s) failed (the CLI hung) and were run again."
