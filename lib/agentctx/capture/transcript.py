@@ -125,12 +125,15 @@ _ANSWERED = "User has answered your questions:"
 _ANSWER_PAIR = re.compile(r'"(.+?)"="(.*?)"(?=\s*,\s*"|\s*\.\s*You can now continue|\s*\.?\s*$)', re.DOTALL)
 
 
+def _flat(text: object) -> str:
+    return " ".join(str(text).split())
+
+
 def answer_lines(question: str, answer: str, options: list[str]) -> str:
     """One AskUserQuestion answer as the transcript reader gives it: ``"<question>"="<answer>"`` (Claude
     Code's own notation, on one line), then ``(options: a; b)`` when options were offered."""
-    flat = lambda text: " ".join(str(text).split())  # noqa: E731
-    head = f'"{flat(question)}"="{flat(answer)}"'
-    return f"{head}\n(options: {'; '.join(flat(o) for o in options)})" if options else head
+    head = f'"{_flat(question)}"="{_flat(answer)}"'
+    return f"{head}\n(options: {'; '.join(_flat(o) for o in options)})" if options else head
 
 
 def answers(result: object, content: object = None) -> str:
