@@ -197,7 +197,7 @@ def concurrency(work: str, *, writers: int, per_writer: int, hooks: int, consoli
                                                    "hook_event_name": "UserPromptSubmit",
                                                    "prompt": "why is the ledger webhook flaky in production?"}
         p = subprocess.run(["sh", LAUNCH, name], input=json.dumps(payload).encode(), capture_output=True,
-                           env=env, timeout=300)
+                           env={**env, "AGENTCTX_HOOK_DETACHED": "no"}, timeout=300)  # counted right after
         return p.returncode, p.stderr.decode(errors="replace")
 
     with ThreadPoolExecutor(max_workers=4) as pool:

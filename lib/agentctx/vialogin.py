@@ -99,9 +99,13 @@ def _refused(creds: str | None) -> str | None:
 
 def _limited() -> tuple[str, float] | None:
     """(why, until when) while the login path rests after a rate-limited ``claude -p``; else None."""
-    seen = _state().get("limited") or {}
-    until = float(seen.get("at") or 0) + LIMIT_REST_S
-    return (str(seen.get("why") or "rate-limited"), until) if time.time() < until else None
+    seen = _state().get("limited")
+    try:
+        at = float(seen.get("at") or 0) if isinstance(seen, dict) else 0.0
+    except (TypeError, ValueError):
+        return None
+    now = time.time()
+    return (str(seen.get("why") or "rate-limited"), at + LIMIT_REST_S) if at <= now < at + LIMIT_REST_S else None
 
 
 def _credentials() -> str | None:

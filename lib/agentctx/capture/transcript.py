@@ -122,6 +122,7 @@ def clean_text(text: str) -> str:
 # "<question>"="<answer>", "<question>"="<answer>". You can now continue ...``. Read when the line has no
 # structured ``toolUseResult`` (some releases and tools that copy transcripts leave it out).
 _ANSWERED = "User has answered your questions:"
+_ASKED_IDS: set[str] = set()  # ids of AskUserQuestion calls met by this process's reads
 _ANSWER_PAIR = re.compile(r'"(.+?)"="(.*?)"(?=\s*,\s*"|\s*\.\s*You can now continue|\s*\.?\s*$)', re.DOTALL)
 
 
@@ -136,7 +137,7 @@ def answer_lines(question: str, answer: str, options: list[str]) -> str:
     return f"{head}\n(options: {'; '.join(_flat(o) for o in options)})" if options else head
 
 
-def answers(result: object, content: object = None) -> str:
+def answers(result: object, content: object = None, *, asked: bool = False) -> str:
     """An AskUserQuestion result as the person's answers, each with its question and the options offered
     (``answer_lines``): from the structured ``toolUseResult``, else from the tool result's text (``content``);
     "" when it holds none."""
@@ -150,7 +151,7 @@ def answers(result: object, content: object = None) -> str:
             options = [o.get("label") for o in spec.get("options") or [] if isinstance(o, dict) and o.get("label")]
             lines.append(answer_lines(str(question), answer, options))
         return "\n".join(lines)
-    text = _tool_result_text(content).strip() if content is not None else ""
+    text = _tool_result_text(content).strip() if content is not None and asked else ""
     if text.startswith(_ANSWERED):
         for question, answer in _ANSWER_PAIR.findall(text[len(_ANSWERED):]):
             if answer.strip():
@@ -167,12 +168,17 @@ _DENIED = ("To tell you how to proceed, the user said:", "The user provided the 
 _DENIAL_TAIL = re.compile(r"(?:\n\s*\nNote: The user's next message may contain a correction or preference\b.*)?"
                           r"(?:\s*</tool_use_error>)?\s*\Z", re.DOTALL)
 _HARNESS_FEEDBACK = ("The user wants to clarify these questions.",)
+_REJECTED = "The user doesn't want to proceed with this tool use."
 
 
 def feedback(content: object) -> str:
     """What the person typed when rejecting a tool call or a plan (a ``tool_result``'s content), "" when the
     result is not such a rejection or they typed nothing."""
-    text = _tool_result_text(content)
+    text = _tool_result_text(content).strip()
+    for prefix in ("Error:", "<tool_use_error>"):
+        text = text[len(prefix):].lstrip() if text.startswith(prefix) else text
+    if not text.startswith(_REJECTED):  # only Claude Code's own text; tool output quoting it is not the person
+        return ""
     for marker in _DENIED:
         at = text.find(marker)
         if at >= 0:
@@ -243,9 +249,12 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
             if text:
                 out.append(_spoken(is_user, text))
         elif kind == "tool_use" and not is_user:
+            if block.get("name") == "AskUserQuestion" and isinstance(block.get("id"), str):
+                _ASKED_IDS.add(block["id"])  # its result's text may be read as the person's answers
             out.append(("assistant", f"[tool {block.get('name', '?')}: {_one_line(block.get('input', {}))}]"))
         elif kind == "tool_result":
-            chosen = answers(line.get("toolUseResult"), block.get("content")) if is_user else ""
+            chosen = answers(line.get("toolUseResult"), block.get("content"),
+                             asked=str(block.get("tool_use_id") or "") in _ASKED_IDS) if is_user else ""
             if chosen:  # the person's answer to Claude's question, not tool output
                 out.append(("answer", chosen))
                 continue
@@ -332,9 +341,9 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     lines = skipped = typed = 0
     for obj, line_end in _lines(buf, offset):
         lines += 1
-        end = line_end
+        end_before, end = end, line_end
         typed += isinstance(obj, dict) and isinstance(obj.get("type"), str)
-        if obj is None:
+        if obj is None and offset == 0 and line_end - end_before > 1:
             lost = True
         if not isinstance(obj, dict) or obj.get("type") not in CHAIN_TYPES or not isinstance(obj.get("uuid"), str):
             skipped += 1
@@ -353,7 +362,7 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     if offset == 0 and lines and not typed:
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
-    chain = _main_chain(nodes, order, has_child, across_compactions, after_lost)
+    chain = _main_chain(nodes, order, has_child, across_compactions, after_lost, whole=offset == 0)
     entries = _entries(chain, ends)
     if offset and chain:
         _reply_context(path, offset, chain, entries)
@@ -407,7 +416,7 @@ def _is_boundary(line: dict) -> bool:
 
 
 def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
-                across_compactions: bool = True, after_lost: set[str] = frozenset()) -> list[dict]:
+                across_compactions: bool = True, after_lost: set[str] = frozenset(), whole: bool = False) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
     As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
@@ -433,6 +442,7 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
     leaf = (main or [n for n in leaves if not n.get("isSidechain")] or [None])[0]
     chain: list[dict] = []
     seen = set()
+    position: dict[str, int] = {}
     node = leaf
     while node is not None and node["uuid"] not in seen:
         seen.add(node["uuid"])
@@ -442,15 +452,19 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
         if boundary:
             parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
         node = nodes.get(parent) if isinstance(parent, str) else None
-        if node is None and isinstance(parent, str) and (uid in after_lost or boundary):
-            node = _before(nodes, order, uid)
+        if node is None and isinstance(parent, str) and whole and (uid in after_lost or boundary):
+            node = _before(nodes, order, uid, position)  # only a whole-file read: no earlier read took lines
     chain.reverse()
     return chain
 
 
-def _before(nodes: dict[str, dict], order: list[str], uid: str) -> dict | None:
-    """The nearest user or assistant line of the main thread before ``uid`` in the file."""
-    for prev in reversed(order[:order.index(uid)]):
+def _before(nodes: dict[str, dict], order: list[str], uid: str, position: dict[str, int]) -> dict | None:
+    """The nearest user or assistant line of the main thread before ``uid`` in the file (``position``: the
+    index of each uid in ``order``, built on first use)."""
+    if not position:
+        position.update((u, i) for i, u in enumerate(order))
+    for i in range(position[uid] - 1, -1, -1):
+        prev = order[i]
         node = nodes[prev]
         if node.get("type") in ("user", "assistant") and not (node.get("isSidechain") or node.get("teamName")):
             return node
