@@ -30,6 +30,34 @@ def row(data: Path, sql: str, *args):
         conn.close()
 
 
+def logging_uv(home: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(log file, a uv that logs its pid and process group there, then runs the real uv)."""
+    calls, fake_uv = tmp_path / "uv-calls", tmp_path / "uv"
+    real = subprocess.run(["sh", "-c", "command -v uv"], capture_output=True, text=True, env=hook_env(home)).stdout
+    fake_uv.write_text(f'#!/bin/sh\necho "$$ $(ps -o pgid= -p $$)" >>"{calls}"\nexec {real.strip()} "$@"\n')
+    fake_uv.chmod(0o755)
+    return calls, fake_uv
+
+
+def groups_that_ran(calls: Path) -> set[str]:
+    """The process groups the logging uv ran in."""
+    return {line.split()[1] for line in calls.read_text().split("\n") if line.strip()}
+
+
+def launch_then_kill_group(hook: str, payload: dict, env: dict) -> subprocess.Popen:
+    """Run ``sh hooks/launch.sh <hook>`` in its own process group, check it printed nothing, then kill whatever is
+    left in that group, as Claude Code may on exit."""
+    proc = subprocess.Popen(["sh", str(LAUNCH), hook], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=str(ROOT), start_new_session=True)
+    out, err = proc.communicate(json.dumps(payload).encode(), timeout=60)
+    assert proc.returncode == 0 and out == b"" and err == b""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return proc
+
+
 def test_the_hook_returns_at_once_and_its_process_group_may_be_killed(home: Path, repo: Path, tmp_path: Path):
     """Claude Code cancels slow SessionEnd hooks and kills them on exit: kill the hook's whole process group
     right after it returns; the detached process still closes the session."""
@@ -57,26 +85,15 @@ def test_stop_returns_before_python_runs_and_its_group_may_be_killed(home: Path,
     returns, and the detached side still starts the worker, which captures what the person stated."""
     tx = Transcript(tmp_path / f"{SID}.jsonl")
     tx.turn("From now on we always deploy with blue-green releases.", "Understood.")
-    calls = tmp_path / "uv-calls"
-    fake_uv = tmp_path / "uv"  # logs which process group runs it, then runs the real uv
-    real = subprocess.run(["sh", "-c", "command -v uv"], capture_output=True, text=True, env=hook_env(home)).stdout
-    fake_uv.write_text(f'#!/bin/sh\necho "$$ $(ps -o pgid= -p $$)" >>"{calls}"\nexec {real.strip()} "$@"\n')
-    fake_uv.chmod(0o755)
+    calls, fake_uv = logging_uv(home, tmp_path)
     env = hook_env(home, AGENTCTX_LLM="0", AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0",
                    TMPDIR=str(tmp_path), AGENTCTX_UV=str(fake_uv), AGENTCTX_CACHE_DIR=str(tmp_path / "cache"))
     stop = {"session_id": SID, "transcript_path": str(tx.path), "cwd": str(repo), "hook_event_name": "Stop"}
-    proc = subprocess.Popen(["sh", str(LAUNCH), "stop"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=str(ROOT), start_new_session=True)
-    out, err = proc.communicate(json.dumps(stop).encode(), timeout=60)
-    assert proc.returncode == 0 and out == b"" and err == b""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    proc = launch_then_kill_group("stop", stop, env)
     rec = wait_for(lambda: row(home, "SELECT * FROM records WHERE type IN ('decision', 'convention')"),
                    "the detached Stop's worker to capture the statement", timeout=60)
     assert "blue-green" in (rec["title"] + (rec["body"] or ""))
-    groups = {line.split()[1] for line in calls.read_text().split("\n") if line.strip()}
+    groups = groups_that_ran(calls)
     assert groups and str(proc.pid) not in groups  # uv ran only outside the hook's process group
     wait_for(lambda: not list(tmp_path.glob("agentctx-stop.*")), "the saved event to be removed")
 
@@ -88,28 +105,17 @@ def test_post_tool_use_is_handed_off_and_survives_its_group_being_killed(home: P
     (repo / "src").mkdir(exist_ok=True)
     target = repo / "src" / "billing.py"
     target.write_text("x = 1\n")
-    calls = tmp_path / "uv-calls"
-    fake_uv = tmp_path / "uv"  # logs which process group runs it, then runs the real uv
-    real = subprocess.run(["sh", "-c", "command -v uv"], capture_output=True, text=True, env=hook_env(home)).stdout
-    fake_uv.write_text(f'#!/bin/sh\necho "$$ $(ps -o pgid= -p $$)" >>"{calls}"\nexec {real.strip()} "$@"\n')
-    fake_uv.chmod(0o755)
+    calls, fake_uv = logging_uv(home, tmp_path)
     env = hook_env(home, TMPDIR=str(tmp_path), AGENTCTX_UV=str(fake_uv), AGENTCTX_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("AGENTCTX_HOOK_DETACHED", None)
     payload = {"session_id": "s-ptu", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Write",
                "tool_input": {"file_path": str(target), "content": "x = 1\n"},
                "tool_response": {"type": "create", "filePath": str(target)}}
-    proc = subprocess.Popen(["sh", str(LAUNCH), "post_tool_use"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=str(ROOT), start_new_session=True)
-    out, err = proc.communicate(json.dumps(payload).encode(), timeout=60)
-    assert proc.returncode == 0 and out == b"" and err == b""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    proc = launch_then_kill_group("post_tool_use", payload, env)
     node = wait_for(lambda: row(home, "SELECT * FROM nodes WHERE kind = 'file' AND name = 'src/billing.py'"),
                     "the detached PostToolUse to record the written file", timeout=60)
     assert node["project_id"] == project.detect(str(repo)).id
-    groups = {line.split()[1] for line in calls.read_text().split("\n") if line.strip()}
+    groups = groups_that_ran(calls)
     assert groups and str(proc.pid) not in groups  # the handler ran only outside the hook's process group
     wait_for(lambda: not list(tmp_path.glob("agentctx-post_tool_use.*")), "the saved event to be removed")
 
