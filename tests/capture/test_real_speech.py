@@ -134,7 +134,7 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
 
 @pytest.mark.parametrize("sentence", [
     "prefer ruby, no rails wrapper", "I choose Render with SQLite and a small persistent disk",
-    "let's use the dotenv convention", "Use pnpm for all packages", "keep the API stable",
+    "let's use the dotenv convention", "Use pnpm for all packages", "keep the API stable", "Yes let's do small.en",
     "skip the admin page for now", "make sure every migration is reversible", "Don't use emojis in the UI.",
 ])
 def test_durable_shapes_are_statements(sentence):
@@ -145,6 +145,7 @@ def test_durable_shapes_are_statements(sentence):
     "Can we use Redis?", "Let me know when done", "I want you to look at the logs", "Thanks, looks great!",
     "Don't worry about it", "No, that is wrong", "run the tests please", "[5/10] Deploying to GitHub Pages...",
     "status must be OPEN and msg.value must be >= MIN_BET", "Explain why we decided to use Kafka",
+    "ok let's do the settings page next",  # what to do now, not a lasting choice
 ])
 def test_questions_requests_and_pasted_output_are_not(sentence):
     assert explicit.classify(sentence) is None
@@ -187,6 +188,17 @@ def test_the_model_sees_everything_typed_and_nothing_injected(tmp_path):
     assert "we decided to use Oracle" not in sent  # the IDE selection never reaches the model
 
 
+def handover_after_stop(data: Path, work: Path, s: Session) -> dict:
+    """The current handover once the real Stop hook and its worker have read the session."""
+    env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
+    payload = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work), "hook_event_name": "Stop"}
+    assert run_hook("stop", payload, data, env=env).returncode == 0
+    wait_for(lambda: worker_idle(data, SID) and rows(data, "SELECT id FROM records WHERE type = 'handover'"),
+             "the derived handover")
+    [head] = rows(data, "SELECT title, body FROM records WHERE type = 'handover' AND superseded_at IS NULL")
+    return head
+
+
 def test_the_handover_names_the_latest_request_across_compactions_and_sessions(tmp_path):
     data, work = tmp_path / "data", make_repo(tmp_path / "shop")
     s = Session(tmp_path / "t.jsonl")
@@ -204,11 +216,38 @@ def test_the_handover_names_the_latest_request_across_compactions_and_sessions(t
     s.say("PDF rendering added.\n\nNext steps:\n1. Wire the SMTP client\n2. Add a retry")
     s.user("ok thanks")
     s.user("<command-name>/compact</command-name><command-args></command-args>")
-    env = hook_env(data, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
-    payload = {"session_id": SID, "transcript_path": str(s.path), "cwd": str(work), "hook_event_name": "Stop"}
-    assert run_hook("stop", payload, data, env=env).returncode == 0
-    wait_for(lambda: worker_idle(data, SID) and rows(data, "SELECT id FROM records WHERE type = 'handover'"),
-             "the derived handover")
-    [head] = rows(data, "SELECT title, body FROM records WHERE type = 'handover' AND superseded_at IS NULL")
+    head = handover_after_stop(data, work, s)
     assert head["title"] == "Also email the PDF to the customer."
     assert "Wire the SMTP client" in head["body"] and "Add CSV export" not in head["body"]  # the latest plan only
+
+
+def test_the_handover_task_is_the_request_not_the_greeting_or_acknowledgement_around_it(tmp_path):
+    data, work = tmp_path / "data", make_repo(tmp_path / "shop")
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Build the invoice exporter.")
+    s.say("Done.")
+    s.user("Okay let's do the PDF rendering now!")
+    s.say("PDF rendering added.")
+    s.user("hey")  # a greeting asks for nothing: the request in progress stays the one before it
+    s.say("Hi! What next?")
+    head = handover_after_stop(data, work, s)
+    assert head["title"] == "Let's do the PDF rendering now!"
+
+
+@pytest.mark.parametrize(("said", "asked"), [
+    ("Okay let's do controllers now!", "Let's do controllers now!"),
+    ("Great, now add tests.", "Now add tests."),
+    ("Thanks! Could you deploy it", "Could you deploy it"),
+    ("好的，继续写测试", "继续写测试"),
+    ("Great work on the parser, now split it", "Great work on the parser, now split it"),  # praise is content
+    ("No, use Postgres", "No, use Postgres"),  # a correction is the request
+    ("ok", "ok"),
+])
+def test_a_request_loses_only_its_opening_acknowledgement(said, asked):
+    assert transcript.request_text(said) == asked
+
+
+@pytest.mark.parametrize("said", ["hey", "Hi!", "hello", "good morning", "你好", "สวัสดีครับ", "ok thanks"])
+def test_greetings_and_acknowledgements_are_not_requests(said):
+    assert not transcript.substantive(transcript.Entry("u-1", "user", said, "2026-03-01T10:00:00Z", 0))
+    assert transcript.substantive(transcript.Entry("u-2", "user", f"{said} Add a login page.", "", 0))

@@ -146,6 +146,7 @@ _SEQUENCING = re.compile(
     r"\b(?:now|next(?![.\w])|first|before (?:i|we) (?:move on|continue|start|go on)|to start with|right away)\b|"
     r"\b(?:jetzt|als nächstes|zuerst|zunächst|maintenant|ensuite|d'abord|ahora|primero|después)\b|"
     r"现在|接下来|下一步|首先|先做|今すぐ|今から|次に|まず|지금|다음|먼저|ตอนนี้|ต่อไป|ก่อน|ถัดไป", _I)
+_LETS_DO = re.compile(r"\blet'?s\s+do\b", _I)
 _ITEM_NO = re.compile(r"(?:^|\s)(\d{1,2}|[A-Ha-h])\s*[.)]\s*")
 _YES_NO = re.compile(r"^(?:yes|yep|yeah|no|nope|ok|okay|sure|agreed|correct|right|ja|nein|oui|non|sí|是|对|好|不|네|예|아니|ใช่|ไม่)\b", _I)
 _OPTION = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?\(?([A-Ha-h])[.):]\)?(?:\*\*)?\s+(.+\S)")
@@ -209,6 +210,8 @@ def classify(sentence: str) -> str | None:
         return None
     if _REQUEST.search(sentence) or _PASTED.match(sentence) or len(_CODE.findall(_REDACTED.sub(" ", sentence))) >= 2:
         return None
+    if _LETS_DO.search(sentence) and _SEQUENCING.search(sentence):
+        return None  # "let's do the controllers now": the next step, not a choice ("let's do small.en" is one)
     for rtype, pattern in _RULES:
         if pattern.search(sentence):
             return rtype

@@ -276,8 +276,10 @@ def from_transcript(path: str) -> tuple[str, str]:
     """(the person's latest substantive request, the latest assistant text after it) of the transcript;
     "" when unknown. The request is looked for across compactions and sessionIds, queued prompts and
     slash commands included (``transcript.latest_request``)."""
+    from agentctx.capture import transcript
+
     request, last, _ = _transcript_ends(path)
-    return (request.text if request else ""), last
+    return (transcript.request_text(request.text) if request else ""), last
 
 
 def _said(entry) -> str:
@@ -312,6 +314,9 @@ def task_text(request, entries) -> str:
     ``HANDOVER_TASK_CHARS``. An acknowledgement of a report ("ok thanks" after "Done.") adds nothing."""
     if request is None:
         return ""
+    from agentctx.capture import transcript  # not at the top: SessionStart reads handovers without the parser
+
+    said = transcript.request_text(request.text)
     accepted, asked = [], ""
     for e in entries:
         if e.end <= request.end:
@@ -322,9 +327,9 @@ def task_text(request, entries) -> str:
             accepted.append(f"“{_anchor_clip(e.text, 40)}” to “{_anchor_clip(asked, 100)}”")
             asked = ""
     if not accepted:
-        return request.text
+        return said
     tail = " … then " + accepted[-1]
-    return _anchor_clip(request.text, HANDOVER_TASK_CHARS - len(tail)) + tail
+    return _anchor_clip(said, HANDOVER_TASK_CHARS - len(tail)) + tail
 
 
 def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path: str = "",
