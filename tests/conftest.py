@@ -4,6 +4,7 @@ environments every hook, MCP and dashboard process needs (prepared once per sess
 from __future__ import annotations
 
 import os
+import shutil
 import warnings
 from pathlib import Path
 
@@ -19,6 +20,10 @@ pytest_plugins = ["tests.support.ui_server"]
 # Which plugin folders have their script environments prepared is machine state (agentctx.prepare): the
 # suite keeps its own, never the developer's, and every process it starts inherits this.
 os.environ["AGENTCTX_CACHE_DIR"] = str(scriptenvs.STATE_DIR)
+# That folder outlives the session (the prepared environments are worth keeping), but which refused files were
+# already reported is the session's own: pytest reuses /tmp paths and tmpfs reuses inodes, so an earlier
+# session's entry could pass for this one's file and hide the one log line a test expects.
+shutil.rmtree(scriptenvs.STATE_DIR / "refused-files", ignore_errors=True)
 ROOT = Path(__file__).resolve().parents[1]
 
 
