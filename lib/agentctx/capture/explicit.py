@@ -21,7 +21,8 @@ arguments, queued prompts, answers), never Claude's text, tool output or compact
   a reader of the whole can tell (the model path sees it all). Only what the person wrote before its
   first heading is read.
 * An answer or numbered reply to a question about what to do now, next or first picks the next step,
-  not a lasting choice: it is left out (the handover has the request in progress).
+  not a lasting choice: it is left out (the handover has the request in progress); so is "let's do X"
+  with a word of sequence ("let's do the controllers now"), while "let's do small.en" is a choice.
 * Questions, conditionals and sentences with none of those shapes (one-off requests, feedback) are
   left out.
 
