@@ -556,7 +556,8 @@ HOUSEKEEPING = frozenset(
     "/compact /clear /exit /quit /cost /model /help /context /status /resume /login /logout /mcp /config /memory "
     "/permissions /doctor /init /ide /terminal-setup /vim /theme /usage /agents /hooks /plugin /export /rewind "
     "/add-dir /bug /release-notes /upgrade /statusline /output-style /todos /fast /btw".split())
-_ACK_WORD = (r"(?:hey|hi|hello|good (?:morning|afternoon|evening)|hallo|moin|hola|你好|嗨|안녕(?:하세요)?|สวัสดี(?:ครับ|ค่ะ)?|"
+_GREETING = r"hey|hi|hello|good (?:morning|afternoon|evening)|hallo|moin|hola|你好|嗨|안녕(?:하세요)?|สวัสดี(?:ครับ|ค่ะ)?"
+_ACK_WORD = (rf"(?:{_GREETING}|"
              r"ok(?:ay)?|k|yes|yep|yeah|y|no|nope|sure|thanks?|thank you|thx|great|perfect|nice|cool|good|done|"
              r"go|go on|go ahead|continue|proceed|keep going|carry on|next|lgtm|do it|sounds good|looks good|please|"
              r"weiter|ja|nein|danke|好|好的|继续|可以|是|对|谢谢|네|응|계속|감사|ครับ|ค่ะ|ได้|ต่อ|ขอบคุณ)")
@@ -566,7 +567,7 @@ _ACK = re.compile(rf"^{_ACK_WORD}(?:[\s,.!。！~]+{_ACK_WORD})*[\s,.!。！~]*$
 # An acknowledgement or greeting opening a request ("Okay let's do controllers now!", "Great, now add tests"):
 # the request is what follows it.
 _LEAD_ACK = re.compile(
-    r"^(?:(?:ok(?:ay)?|alright|all right)\b[\s,.!]*|(?:hey|hi|hello|great|perfect|thanks?|thank you|nice|cool|"
+    rf"^(?:(?:ok(?:ay)?|alright|all right)\b[\s,.!]*|(?:{_GREETING}|great|perfect|thanks?|thank you|nice|cool|"
     r"awesome|excellent|好的|好|谢谢|네|좋아요?|ครับ|ค่ะ)\s*[,.!。！，]+\s*)+", re.IGNORECASE)
 
 
