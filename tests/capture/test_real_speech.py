@@ -136,6 +136,9 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
     "prefer ruby, no rails wrapper", "I choose Render with SQLite and a small persistent disk",
     "let's use the dotenv convention", "Use pnpm for all packages", "keep the API stable", "Yes let's do small.en",
     "skip the admin page for now", "make sure every migration is reversible", "Don't use emojis in the UI.",
+    "Sempre escreva os testes antes do código.", "Use Tailwind em vez de CSS puro.",  # Portuguese
+    "Всегда пиши тесты на pytest.", "Храним сессии в Redis вместо памяти.",  # Russian
+    "Mantén todos los endpoints asíncronos.",
 ])
 def test_durable_shapes_are_statements(sentence):
     assert explicit.classify(sentence) is not None
@@ -146,6 +149,9 @@ def test_durable_shapes_are_statements(sentence):
     "Don't worry about it", "No, that is wrong", "run the tests please", "[5/10] Deploying to GitHub Pages...",
     "status must be OPEN and msg.value must be >= MIN_BET", "Explain why we decided to use Kafka",
     "ok let's do the settings page next",  # what to do now, not a lasting choice
+    "(APIServer pid=4711) make sure you are logged in to the hub", "Error: No more than 12 functions can be deployed",
+    "93    # fail here loudly instead of in the parser", "No rows returned by the query",
+    "│ keep it simple │ always on │", "so how do I use it instead of the old client",
 ])
 def test_questions_requests_and_pasted_output_are_not(sentence):
     assert explicit.classify(sentence) is None
@@ -251,3 +257,49 @@ def test_a_request_loses_only_its_opening_acknowledgement(said, asked):
 def test_greetings_and_acknowledgements_are_not_requests(said):
     assert not transcript.substantive(transcript.Entry("u-1", "user", said, "2026-03-01T10:00:00Z", 0))
     assert transcript.substantive(transcript.Entry("u-2", "user", f"{said} Add a login page.", "", 0))
+
+
+def test_a_prompt_delivered_mid_turn_through_the_queue_alone_is_read(tmp_path):
+    """Some releases write no line for a queued prompt Claude got while working: only the queue's enqueue
+    (with the text) and a remove. A prompt submitted the usual way (dequeue, then its own line) is read once;
+    one the queue dropped (cancelled) and the queue's notifications are not read."""
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Build the import page.")
+    queue = [("enqueue", "Use Postgres for the import staging tables."), ("remove", None),
+             ("enqueue", "<task-notification><result>we decided to use Oracle</result></task-notification>"),
+             ("remove", None), ("enqueue", "Never use Oracle for staging."), ("remove", "cleared_on_cancel"),
+             ("enqueue", "Also add a progress bar."), ("dequeue", None)]
+    with open(s.path, "a", encoding="utf-8") as fh:
+        for op, content in queue:
+            line = {"type": "queue-operation", "operation": op, "timestamp": "2026-03-01T10:30:00.000Z",
+                    "sessionId": SID}
+            if content and op == "remove":
+                line["reason"] = content  # dropped: never delivered
+            elif content:
+                line["content"] = content
+            fh.write(json.dumps(line) + "\n")
+    s.user("Also add a progress bar.")
+    s.say("Done.")
+    for entries in (transcript.read(str(s.path)).entries, transcript.person_entries(str(s.path))):
+        said = [(e.kind, e.text) for e in entries if e.role == "user"]
+        assert said == [("prompt", "Build the import page."), ("queued", "Use Postgres for the import staging tables."),
+                        ("prompt", "Also add a progress bar.")]
+    assert [st.text for st in explicit.from_entries(transcript.read(str(s.path)).entries)] == [
+        "Use Postgres for the import staging tables."]
+
+
+def test_a_numbered_message_after_the_person_spoke_is_not_a_reply_to_claude_s_list(tmp_path):
+    """A numbered list the person types after a /compact (or any message of theirs) is their own list, not
+    a reply to Claude's last one; read whole or from a watermark after the compaction, it is the same."""
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Improve the charts.")
+    s.say("Done:\n1. Added the legend\n2. Added the tooltips\n3. Slowed the animation")
+    cut = s.path.stat().st_size
+    s.user("<command-name>/compact</command-name>\n<command-message>compact</command-message>\n<command-args></command-args>")
+    s.user("1. Fix the tooltip flicker\n2. Use Redis for the chart cache everywhere")
+    for batch in (transcript.read(str(s.path)), transcript.read(str(s.path), transcript.Watermark(cut, None))):
+        typed = [e for e in batch.entries if e.role == "user" and e.text.startswith("1.")]
+        assert [e.kind for e in typed] == ["prompt"]
+    s.say("Which cache?\n1. Redis\n2. Memcached")
+    s.user("1")
+    assert transcript.read(str(s.path)).entries[-1].kind == "reply"  # right after Claude's list it is one

@@ -14,8 +14,8 @@ arguments, queued prompts, answers), never Claude's text, tool output or compact
   for now", "out of scope", "no need for X", "not now"); bullet items of a pasted brief under a heading
   such as "Requirements" or "Constraints" are decisions (not under one that names the reply asked for,
   "Output requirements": those describe this request's answer, not the project). The same shapes are
-  recognised in German, French, Spanish, Chinese, Japanese, Korean and Thai, and such sentences are kept
-  verbatim.
+  recognised in German, French, Spanish, Portuguese, Russian, Chinese, Japanese, Korean and Thai, and such
+  sentences are kept verbatim.
 * A long pasted document (a spec, another agent's handover, notes: many section headings) is someone
   else's text: its rule-shaped lines are the document's, and which of them the person means to hold only
   a reader of the whole can tell (the model path sees it all). Only what the person wrote before its
@@ -23,8 +23,9 @@ arguments, queued prompts, answers), never Claude's text, tool output or compact
 * An answer or numbered reply to a question about what to do now, next or first picks the next step,
   not a lasting choice: it is left out (the handover has the request in progress); so is "let's do X"
   with a word of sequence ("let's do the controllers now"), while "let's do small.en" is a choice.
-* Questions, conditionals and sentences with none of those shapes (one-off requests, feedback) are
-  left out.
+* Questions (a question mark, or "how do I ..." within the sentence), conditionals, pasted output (log
+  lines, an error's name, numbered source lines, a tool's "no rows returned", a table drawn with box
+  characters) and sentences with none of those shapes (one-off requests, feedback) are left out.
 
 Records carry source ``user_statement``, confidence ``explicit``, a body quoting the statement, and a
 key made from a hash of the normalized statement, so saying it again never makes a second record.
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import NamedTuple
 
 from agentctx.redact import redact
 
@@ -72,6 +74,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\bwir (?:nehmen|verwenden|nutzen|benutzen|bauen|machen|setzen)\b|\blass(?:t)? uns\b|\b(?:an)?statt\b|"
         r"\banstelle\b|\bbrauchen wir\b|\bmachen wir (?:jetzt )?(?:nicht|erst)\b|\bnicht (?:nötig|notwendig)\b|"
         r"\bon (?:utilise|part sur|garde)\b|\bau lieu de\b|\busamos\b|\ben lugar de\b|\bvamos a usar\b|"
+        r"\b(?:vamos usar|em vez de|ao invés de|no lugar de)\b|\b(?:используем|будем использовать|вместо)\b|"
         r"就用|改用|采用|统一用|使用|换成|改成|而不是|不用|不需要|先不|暂时不|选择|"
         r"を使(?:う|います|って)|にする|にします|ではなく|代わりに|"
         r"(?:으)?로 하(?:자|죠|겠|기로)|사용(?:하자|해|하고|할)|(?:하|가|만들|쓰|넣|두|바꾸|올리)자\b|대신|말고|필요 ?없|"
@@ -85,6 +88,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\bi (?:like|love|hate)\s+\w+ing\b|\bwe (?:do not|don'?t) want\b|"
         r"\b(?:immer|nie|niemals)\b|\bich (?:möchte|will|bevorzuge|hätte gern)\b|\bbevorzug|\blieber\b|"
         r"\btoujours\b|\bjamais\b|\bje préfère\b|\bsiempre\b|\bnunca\b|\bprefiero\b|"
+        r"\bsempre\b|\bprefiro\b|\bвсегда\b|\bникогда\b|\bпредпочитаю\b|\bя хочу,? чтобы\b|"
         r"总是|始终|永远不|从不|偏好|更喜欢|我喜欢|我想要|我希望|"
         r"必ず|常に|絶対に?|好き|好み|"
         r"항상|언제나|절대|선호|좋겠|원해|"
@@ -101,6 +105,8 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:bitte )?kein(?:e|en|er)?\b|\bnicht\s+(?:mehr\s+)?(?:verwenden|nutzen|benutzen|ändern|committen)\b|"
         r"\b(?:darf|dürfen) (?:nicht|kein)|\bachte darauf\b|"
         r"\bne (?:pas|jamais)\b|\bno (?:uses|usar)\b|"
+        r"\b(?:asegúrate|mantén|mantenga)\b|\b(?:certifique-se|mantenha|não (?:use|usar|faça|altere|mude|crie))\b|"
+        r"\b(?:убедись|убедитесь|сохраняй|нельзя|обязательно|должн[аыо]?|не (?:используй|используйте|делай|меняй|трогай))\b|"
         r"不要|别用|别再|不能|不许|必须|务必|确保|保持|一定要|"
         r"しないで|ないでください|禁止|維持|"
         r"하지 ?마|하지 않|금지|반드시|꼭|유지|"
@@ -118,8 +124,16 @@ _REQUEST = re.compile(
     r"\b(?:i want|i need|i'?d like|i would like)\s+you\s+to\b|\b(?:can|could|would|will) you\b|"
     r"^(?:let me\b|thinking:|now i\b|i'll (?:check|look|run|start|update|fix)\b|i'm going to\b|so the\b|since\b)|"
     r"\bthe user (?:is|wants|asked|has|said)\b", _I)
-# Pasted terminal output: progress counters, log levels, commit lines, checkboxes.
-_PASTED = re.compile(r"^(?:\[[^\]]{0,20}\]|[0-9a-f]{7,40}\s|(?:WARNING|ERROR|INFO|DEBUG|FATAL|TRACE)\b|\$ |\d{4}-\d\d-\d\d[T ])")
+# Pasted terminal output: progress counters, log levels, commit lines, checkboxes, a process's log prefix
+# ("(APIServer pid=7)"), an error's name, numbered source lines, a tool's "no ... found / returned" message.
+_PASTED = re.compile(
+    r"^(?:\[[^\]]{0,20}\]|[0-9a-f]{7,40}\s|(?:WARNING|ERROR|INFO|DEBUG|FATAL|TRACE)\b|\$ |\d{4}-\d\d-\d\d[T ])|"
+    r"^\([\w.-]+ pid=\d+\)|^(?:[A-Z]\w*)?(?:Error|Exception)\b:|^\d{1,5}\s+(?:#|//)\s|"
+    r"^(?i:no)\b.{0,60}\b(?:returned|found|named|such|available|matching)\b")
+# Box-drawing characters: a table or a frame pasted from a terminal or a document.
+_BOX = re.compile(r"[\u2500-\u257f]")
+# A question asked mid-sentence ("so how do I use it"), without a question mark.
+_HOW = re.compile(r"\bhow (?:do|can|could|should|would|to) (?:i|we|you)\b", _I)
 # Code and specs pasted as text: identifiers with dots or brackets, comparisons, calls.
 _CODE = re.compile(r"[\w\]\)]\.\w+\(|\w\[\w|==|!=|<=|>=|[≤≥]|\w\(\)|`[^`]+`|[{};]|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\.\w+")
 _REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")  # a secret's placeholder: text agentctx wrote, not code pasted
@@ -205,18 +219,41 @@ def _long_enough(sentence: str) -> bool:
     return len(normalize(sentence).split()) >= 3
 
 
-def classify(sentence: str) -> str | None:
-    """The record type a sentence states (a durable choice, preference or rule), or None."""
+# Names of the four rule shapes of ``_RULES``, in order.
+_SHAPE_NAMES = ("from-now-on", "choice", "preference", "rule")
+
+
+def shapes(sentence: str) -> tuple[str, ...] | None:
+    """The shapes a sentence has: each of ``_RULES`` it matches (by ``_SHAPE_NAMES``), and ``request``
+    or ``next-step`` when it reads as one; None when it cannot be a statement whatever it says (a
+    question, too short, pasted output or code)."""
     if _QUESTION_END.search(sentence) or _SKIP.match(sentence) or not _long_enough(sentence):
         return None
-    if _REQUEST.search(sentence) or _PASTED.match(sentence) or len(_CODE.findall(_REDACTED.sub(" ", sentence))) >= 2:
+    if _PASTED.match(sentence) or _BOX.search(sentence) or len(_CODE.findall(_REDACTED.sub(" ", sentence))) >= 2:
         return None
+    if _HOW.search(sentence):
+        return None
+    found = tuple(name for name, (_, pattern) in zip(_SHAPE_NAMES, _RULES, strict=True) if pattern.search(sentence))
+    if _REQUEST.search(sentence):
+        found += ("request",)
     if _LETS_DO.search(sentence) and _SEQUENCING.search(sentence):
-        return None  # "let's do the controllers now": the next step, not a choice ("let's do small.en" is one)
-    for rtype, pattern in _RULES:
-        if pattern.search(sentence):
+        found += ("next-step",)  # "let's do the controllers now" ("let's do small.en" is a choice)
+    return found
+
+
+def _type_of(found: tuple[str, ...]) -> str | None:
+    for name, (rtype, _) in zip(_SHAPE_NAMES, _RULES, strict=True):
+        if name in found:
             return rtype
     return None
+
+
+def classify(sentence: str) -> str | None:
+    """The record type a sentence states by its shape alone (a durable choice, preference or rule), or None."""
+    found = shapes(sentence)
+    if found is None or "request" in found or "next-step" in found:
+        return None
+    return _type_of(found)
 
 
 def _brief_items(text: str) -> list[str]:
@@ -234,36 +271,79 @@ def _brief_items(text: str) -> list[str]:
     return out
 
 
-def typed_part(text: str) -> str:
-    """What the person wrote of a message: all of it, but of a long pasted document (``DOC_HEADINGS``
-    section headings in ``DOC_CHARS`` characters or more) only the lines before its first heading."""
+def split_document(text: str) -> tuple[str, str]:
+    """(what the person wrote, the pasted document after it): for a long pasted document
+    (``DOC_HEADINGS`` section headings in ``DOC_CHARS`` characters or more), the lines before its first
+    heading and the rest; for any other message, all of it and ``""``."""
     if len(text) < DOC_CHARS:
-        return text
+        return text, ""
     lines = _CODE_FENCE.sub("\n", text).splitlines()
     heads = [i for i, line in enumerate(lines) if _SECTION.match(line)]
     if len(heads) < DOC_HEADINGS:
-        return text
-    return "\n".join(lines[: heads[0]])
+        return text, ""
+    return "\n".join(lines[: heads[0]]), "\n".join(lines[heads[0]:])
+
+
+def typed_part(text: str) -> str:
+    """What the person wrote of a message (``split_document``)."""
+    return split_document(text)[0]
+
+
+class Candidate(NamedTuple):
+    """A sentence of a message that could be a statement, with what is known of it: its ``shapes``, whether
+    it is an item of a pasted brief, the ``part`` of the message it is in (``typed``, or ``document`` for a
+    long pasted document's), its place among that part's sentences and the message's length."""
+
+    sentence: str
+    shapes: tuple[str, ...]
+    brief: bool
+    part: str
+    index: int
+    count: int
+    message_chars: int
+
+
+def candidates(text: str, *, documents: bool = False) -> list[Candidate]:
+    """The sentences of a message that could be statements (``shapes`` is not None), in order: what the
+    person wrote, then, with ``documents``, the sentences of a long pasted document after it."""
+    typed, document = split_document(redact(text))
+    out = []
+    for part, body in (("typed", typed), ("document", document if documents else "")):
+        if not body:
+            continue
+        brief = set(_brief_items(body))
+        sents = sentences(body)
+        for i, sentence in enumerate(sents):
+            found = shapes(sentence)
+            if found is not None:
+                out.append(Candidate(sentence, found, sentence in brief, part, i, len(sents), len(text)))
+        for item in sorted(brief - set(sents)):  # an item the sentence split did not keep whole
+            found = shapes(item)
+            if found is None and not _QUESTION_END.search(item) and _long_enough(item):
+                found = ()
+            if found is not None:
+                out.append(Candidate(item, found, True, part, len(sents), len(sents) + 1, len(text)))
+    return out
+
+
+def stated_type(c: Candidate) -> str | None:
+    """The record type a candidate states by the rules: its first rule shape's, or a decision for an item of
+    a pasted brief; None for a request or the next step."""
+    if "request" in c.shapes or "next-step" in c.shapes:
+        return None
+    return _type_of(c.shapes) or ("decision" if c.brief else None)
 
 
 def statements(user_texts) -> list[Statement]:
     """Statements in typed text, first occurrence of each, in order."""
     found: dict[str, Statement] = {}
     for text in user_texts:
-        text = typed_part(redact(text))
-        brief = set(_brief_items(text))
-        for sentence in sentences(text):
-            rtype = classify(sentence) or ("decision" if sentence in brief else None)
-            if rtype is None:
+        for c in candidates(text):
+            rtype = stated_type(c)
+            if rtype is None or (c.brief and any(c.sentence in s.text for s in found.values())):
                 continue
-            stmt = Statement(rtype, sentence)
+            stmt = Statement(rtype, c.sentence)
             found.setdefault(stmt.key, stmt)
-        for item in sorted(brief):
-            if any(item in s.text for s in found.values()):
-                continue
-            if not _QUESTION_END.search(item) and _long_enough(item):
-                stmt = Statement("decision", item)
-                found.setdefault(stmt.key, stmt)
     return list(found.values())
 
 

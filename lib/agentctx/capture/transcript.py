@@ -12,7 +12,8 @@ on what Anthropic's own SDK relies on (see docs/claude-code-platform.md §4):
 * one API response is split over several ``assistant`` lines sharing ``message.id``: merged;
 * what the person typed is kept whole and marked by ``kind``: prompts, slash commands as
   ``/name args`` (``command``), prompts queued while Claude worked (``queued``, an ``attachment``
-  line), answers to AskUserQuestion with the question and its options (``answer``), numbered or
+  line, or, where a release wrote none for a prompt delivered mid-turn, the queue's ``enqueue`` line
+  followed by its ``remove``), answers to AskUserQuestion with the question and its options (``answer``), numbered or
   lettered replies with the list they answer (``reply``, the list in ``context``), what they typed when
   rejecting a tool call or a plan (``feedback``);
 * ``<system-reminder>`` blocks, hook output, IDE selections and harness wrappers
@@ -339,12 +340,15 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     lost = False
     end = offset
     lines = skipped = typed = 0
+    queue: list[tuple[dict, int]] = []
     for obj, line_end in _lines(buf, offset):
         lines += 1
         end_before, end = end, line_end
         typed += isinstance(obj, dict) and isinstance(obj.get("type"), str)
         if obj is None and offset == 0 and line_end - end_before > 1:
             lost = True
+        if isinstance(obj, dict) and obj.get("type") == "queue-operation":
+            queue.append((obj, line_end))
         if not isinstance(obj, dict) or obj.get("type") not in CHAIN_TYPES or not isinstance(obj.get("uuid"), str):
             skipped += 1
             continue
@@ -363,7 +367,7 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
     chain = _main_chain(nodes, order, has_child, across_compactions, after_lost, whole=offset == 0)
-    entries = _entries(chain, ends)
+    entries = _with_queued_only(_entries(chain, ends), queue)
     if offset and chain:
         _reply_context(path, offset, chain, entries)
     last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
@@ -488,6 +492,41 @@ def _queued(line: dict) -> str:
     return clean_text(prompt) if not prompt.lstrip().startswith("<task-notification>") else ""
 
 
+_NOT_DELIVERED = ("cleared_on_cancel", "dropped_by_hook")  # a queue ``remove`` that dropped the prompt (2.1.x)
+
+
+def _with_queued_only(entries: list[Entry], queue: list[tuple[dict, int]]) -> list[Entry]:
+    """``entries`` with the prompts that reached Claude only through the queue, each in its file place.
+
+    Some releases write no line for a queued prompt delivered while Claude works: the queue's
+    ``enqueue`` line holds its text and a ``remove`` follows (a prompt submitted the usual way is
+    ``dequeue``-d and has its own ``user`` line). An enqueued prompt counts when the next queue
+    operation after it is ``remove`` (not one whose ``reason`` says the prompt was dropped) and no line
+    of the read carries its text; notifications and slash commands in the queue are the harness's.
+    """
+    said = [" ".join(e.text.split()) for e in entries if e.role == "user"]
+    found: list[Entry] = []
+    for i, (op, end) in enumerate(queue):
+        content = op.get("content")
+        if op.get("operation") != "enqueue" or not isinstance(content, str) or content.lstrip().startswith(("<", "/")):
+            continue
+        after = next((o for o, _ in queue[i + 1:] if o.get("operation") != "enqueue"), {})
+        delivered = after.get("operation") == "remove" and after.get("reason") not in _NOT_DELIVERED
+        text = clean_text(content) if delivered else ""
+        flat = " ".join(text.split())
+        if flat and not any(flat in s for s in said):
+            stamp = op.get("timestamp") if isinstance(op.get("timestamp"), str) else ""
+            found.append(Entry(f"queue-{end}", "user", text, stamp, end, "queued"))
+            said.append(flat)
+    if not found:
+        return entries
+    out = list(entries)
+    for entry in found:
+        at = next((k for k, e in enumerate(out) if e.end > entry.end), len(out))
+        out.insert(at, entry)
+    return out
+
+
 def is_reply(text: str) -> bool:
     """A short answer by number or letter (``1.A 2. yes``, ``B``) to a list Claude gave."""
     text = text.strip()
@@ -541,8 +580,9 @@ def _entries(chain: list[dict], ends: dict[str, int]) -> list[Entry]:
                 continue
             entry = Entry(uid, role, text, stamp, ends[uid], kind)
             if kind == "prompt" and is_reply(text):
-                asked = next((e for e in reversed(out) if e.role == "assistant"), None)
-                listed = _list_of(asked.text) if asked else ""
+                # the list Claude gave last, unless the person spoke (a /compact too) or a compaction came since
+                last = next((e for e in reversed(out) if e.role != "tool"), None)
+                listed = _list_of(last.text) if last and last.role == "assistant" else ""
                 if listed:
                     entry.kind, entry.context = "reply", listed
             out.append(entry)
@@ -611,12 +651,15 @@ def person_entries(path: str) -> list[Entry]:
     (sidechains and meta lines left out)."""
     lines: list[dict] = []
     ends: dict[str, int] = {}
+    queue: list[tuple[dict, int]] = []
     for obj, end in _tail(path):
         if isinstance(obj, dict) and obj.get("type") in ("user", "attachment") and isinstance(obj.get("uuid"), str):
             if not obj.get("isSidechain"):
                 lines.append(obj)
                 ends[obj["uuid"]] = end
-    return [e for e in _entries(lines, ends) if e.role == "user"]
+        elif isinstance(obj, dict) and obj.get("type") == "queue-operation":
+            queue.append((obj, end))
+    return [e for e in _with_queued_only(_entries(lines, ends), queue) if e.role == "user"]
 
 
 class Step:
