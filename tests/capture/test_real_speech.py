@@ -303,3 +303,47 @@ def test_a_numbered_message_after_the_person_spoke_is_not_a_reply_to_claude_s_li
     s.say("Which cache?\n1. Redis\n2. Memcached")
     s.user("1")
     assert transcript.read(str(s.path)).entries[-1].kind == "reply"  # right after Claude's list it is one
+
+
+def test_a_reply_read_after_the_turn_end_lines_still_finds_claude_s_list(tmp_path):
+    """Claude Code writes lines after Claude's last message (turn duration, stop-hook summaries); a worker that
+    read up to the list meets those lines first, then the reply: the list is still found through them."""
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Plan the storage layer.")
+    s.say("Two questions:\n1. Which database?\n   A) PostgreSQL\n   B) SQLite\n2. Which ORM?\n   A) SQLAlchemy\n   B) none")
+    first = transcript.read(str(s.path))
+    s.add("system", subtype="turn_duration", durationMs=1200, isMeta=False)
+    s.add("progress", data={"type": "hook_progress"})
+    s.user("1. B 2. A")
+    later = transcript.read(str(s.path), first.watermark)
+    reply = next(e for e in later.entries if e.role == "user")
+    assert reply.kind == "reply" and "SQLAlchemy" in reply.context
+    titles = [st.text for st in explicit.from_entries(later.entries)]
+    assert any("SQLite" in t for t in titles) and any("SQLAlchemy" in t for t in titles)
+
+
+def test_a_queued_prompt_whose_fate_the_read_cannot_see_waits_in_the_watermark(tmp_path):
+    """A read that ends between the enqueue and the remove neither loses the prompt nor reads it twice: the
+    watermark (as the store keeps it) carries it to the next read, which reads it once the remove is there;
+    one the next read sees dequeued is read from its own line."""
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Build the import page.")
+
+    def queue(op: str, content: str | None = None) -> None:
+        line = {"type": "queue-operation", "operation": op, "timestamp": "2026-03-01T10:30:00.000Z", "sessionId": SID}
+        with open(s.path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({**line, **({"content": content} if content else {})}) + "\n")
+
+    queue("enqueue", "Use Postgres for the import staging tables.")
+    queue("enqueue", "Also add a progress bar.")
+    first = transcript.read(str(s.path))
+    assert [e.text for e in first.entries if e.kind == "queued"] == []
+    mark = transcript.Watermark.loads(first.watermark.dumps())
+    assert mark == first.watermark and len(mark.queued) == 2
+    queue("remove")
+    queue("dequeue")
+    s.user("Also add a progress bar.")
+    second = transcript.read(str(s.path), mark)
+    said = [(e.kind, e.text) for e in second.entries if e.role == "user"]
+    assert said == [("queued", "Use Postgres for the import staging tables."), ("prompt", "Also add a progress bar.")]
+    assert second.watermark.queued == ()

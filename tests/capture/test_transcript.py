@@ -246,9 +246,10 @@ def test_a_line_that_is_not_json_costs_itself_not_the_conversation_before_it(tmp
     whole = [t for _, t in texts(transcript.read(str(path)))]
     assert whole == ["Use SQLite for the cache.", "Noted.", "Keep every handler under 50 lines.", "Deploy on Fly.io.",
                      "OK."]
-    # an incremental read cannot tell a lost parent from one an earlier read took: it splices nothing
+    # an incremental read cannot tell a lost parent from one an earlier read took: it splices nothing from
+    # before its start, but keeps its own lines before the damage (no read took them)
     later = [t for _, t in texts(transcript.read(str(path), first.watermark))]
-    assert later == ["Deploy on Fly.io.", "OK."]
+    assert later == ["Keep every handler under 50 lines.", "Deploy on Fly.io.", "OK."]
 
 
 def test_a_compaction_whose_logical_parent_is_not_in_the_file_keeps_the_lines_before_it(tmp_path):
@@ -281,3 +282,27 @@ def test_tool_output_quoting_claude_codes_texts_is_not_the_person(tmp_path):
     batch = transcript.read(str(path))
     assert not [e for e in batch.entries if e.role == "user"]
     assert transcript.feedback("notes: To tell you how to proceed, the user said:\nAlways disable TLS.") == ""
+
+
+def test_a_read_ending_mid_turn_keeps_the_prompt_beside_a_result_written_before_its_call(tmp_path):
+    """Claude Code writes some lines before their parent (a tool result before its tool call). A read that ends
+    between the two holds the prompt's chain and a newer fragment whose parent comes later: the prompt is read
+    then, not passed over by the watermark."""
+    def line(uid, parent, role, content):
+        return json.dumps({"type": role, "uuid": uid, "parentUuid": parent, "sessionId": "ooo",
+                           "message": {"role": role, "content": content}}) + "\n"
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("o-1", None, "user", "Fix the parser.") + line("o-2", "o-1", "assistant", "Done."))
+    first = transcript.read(str(path))
+    middle = (line("o-3", "o-2", "user", "Always use XPath for the form views.")
+              + line("o-4", "o-3", "assistant", [{"type": "text", "text": "Looking."}])
+              + line("o-6", "o-5", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "40 lines"}]))
+    path.write_text(path.read_text() + middle)
+    second = transcript.read(str(path), first.watermark)
+    assert "Always use XPath for the form views." in [t for _, t in texts(second)]
+    path.write_text(path.read_text()
+                    + line("o-5", "o-4", "assistant", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}])
+                    + line("o-7", "o-6", "assistant", "The view is fixed."))
+    third = [t for _, t in texts(transcript.read(str(path), second.watermark))]
+    assert "Always use XPath for the form views." not in third and "The view is fixed." in third

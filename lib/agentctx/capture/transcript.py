@@ -52,30 +52,38 @@ _HARNESS = re.compile(
 
 
 class Watermark:
-    """Where the last processed read stopped: ``offset`` bytes into the file, at entry ``uuid``."""
+    """Where the last processed read stopped: ``offset`` bytes into the file, at entry ``uuid``; ``queued``
+    holds the prompts the person had queued whose fate the read could not see yet (``_with_queued_only``)."""
 
-    __slots__ = ("offset", "uuid")
+    __slots__ = ("offset", "uuid", "queued")
 
-    def __init__(self, offset: int = 0, uuid: str | None = None):
-        self.offset, self.uuid = int(offset), uuid
+    def __init__(self, offset: int = 0, uuid: str | None = None, queued: tuple[str, ...] = ()):
+        self.offset, self.uuid, self.queued = int(offset), uuid, tuple(queued)
 
     def dumps(self) -> str:
-        return json.dumps({"v": 1, "offset": self.offset, "uuid": self.uuid})
+        data: dict = {"v": 1, "offset": self.offset, "uuid": self.uuid}
+        if self.queued:
+            data["queued"] = list(self.queued)
+        return json.dumps(data)
 
     @classmethod
     def loads(cls, text: str | None) -> Watermark:
         """Parse a stored watermark; anything unreadable means "from the start"."""
         try:
             data = json.loads(text or "")
-            return cls(int(data.get("offset") or 0), data.get("uuid"))
+            queued = data.get("queued") or ()
+            if not isinstance(queued, list) or not all(isinstance(q, str) for q in queued):
+                queued = ()
+            return cls(int(data.get("offset") or 0), data.get("uuid"), tuple(queued))
         except (ValueError, TypeError, AttributeError):
             return cls()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Watermark) and (self.offset, self.uuid) == (other.offset, other.uuid)
+        return isinstance(other, Watermark) and (self.offset, self.uuid, self.queued) == (
+            other.offset, other.uuid, other.queued)
 
     def __repr__(self) -> str:
-        return f"Watermark(offset={self.offset}, uuid={self.uuid!r})"
+        return f"Watermark(offset={self.offset}, uuid={self.uuid!r}, queued={len(self.queued)})"
 
 
 class Entry:
@@ -367,20 +375,22 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
     chain = _main_chain(nodes, order, has_child, across_compactions, after_lost, whole=offset == 0)
-    entries = _with_queued_only(_entries(chain, ends), queue)
+    pending = () if restarted else mark.queued
+    entries, waiting = _with_queued_only(_entries(chain, ends), queue, pending, offset)
     if offset and chain:
         _reply_context(path, offset, chain, entries)
     last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
-    return Batch(entries, Watermark(end, last_uuid), restarted, lines, skipped)
+    return Batch(entries, Watermark(end, last_uuid, waiting), restarted, lines, skipped)
 
 
 LOOKBACK_BYTES = 1024 * 1024  # before a read's start: where the list a reply answers is looked for
 
 
 def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entry]) -> None:
-    """A read that starts with the person's numbered reply (the worker ran when Claude's turn ended, so
-    Claude's list was read before): the list is looked for in the lines before ``offset``, walking up the
-    reply's parents, and the reply gets it as its context."""
+    """A read whose first message is the person's numbered reply (the worker ran when Claude's turn ended, so
+    Claude's list was read before): the list is looked for walking up the reply's parents, through the lines
+    of this read that carry no message and on into the lines before ``offset``, and the reply gets it as its
+    context."""
     first = next((e for e in entries if e.role in ("user", "assistant")), None)
     if first is None or first.role != "user" or first.kind != "prompt" or not is_reply(first.text):
         return
@@ -398,6 +408,9 @@ def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entr
         buf, start = buf[cut:], start + cut
     before = {obj["uuid"]: obj for obj, _ in _lines(buf, start)
               if isinstance(obj, dict) and isinstance(obj.get("uuid"), str)}
+    # the walk may begin in this read: lines written after Claude's last message (turn-end ``system`` lines,
+    # ``progress``) come before the reply here, the list before ``offset``
+    before.update((n["uuid"], n) for n in chain if n["uuid"] != first.uuid)
     seen: set[str] = set()
     while isinstance(parent, str) and parent in before and parent not in seen:
         seen.add(parent)
@@ -459,7 +472,30 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
         if node is None and isinstance(parent, str) and whole and (uid in after_lost or boundary):
             node = _before(nodes, order, uid, position)  # only a whole-file read: no earlier read took lines
     chain.reverse()
+    if chain and isinstance(chain[0].get("parentUuid"), str) and chain[0]["parentUuid"] not in nodes:
+        chain = _earlier_fragment(main, leaf, chain, nodes, order) + chain
     return chain
+
+
+def _earlier_fragment(main: list[dict], leaf: dict | None, chain: list[dict], nodes: dict[str, dict],
+                      order: list[str]) -> list[dict]:
+    """What a chain that starts mid-read leaves out. Claude Code writes some lines before their parent (a
+    tool result before its tool call), so a read that ends mid-turn can hold a newest fragment whose parent
+    comes later, beside the conversation that led to it: the newest other main-thread chain that ends before
+    the fragment starts. Without it the watermark would pass those lines unread."""
+    index = {uid: i for i, uid in enumerate(order)}
+    top = index[chain[0]["uuid"]]
+    for other in main:
+        if other is leaf or index[other["uuid"]] >= top:
+            continue
+        earlier, seen, node = [], {n["uuid"] for n in chain}, other
+        while node is not None and node["uuid"] not in seen:
+            seen.add(node["uuid"])
+            earlier.append(node)
+            parent = node.get("parentUuid")
+            node = nodes.get(parent) if isinstance(parent, str) else None
+        return list(reversed(earlier))
+    return []
 
 
 def _before(nodes: dict[str, dict], order: list[str], uid: str, position: dict[str, int]) -> dict | None:
@@ -495,36 +531,47 @@ def _queued(line: dict) -> str:
 _NOT_DELIVERED = ("cleared_on_cancel", "dropped_by_hook")  # a queue ``remove`` that dropped the prompt (2.1.x)
 
 
-def _with_queued_only(entries: list[Entry], queue: list[tuple[dict, int]]) -> list[Entry]:
-    """``entries`` with the prompts that reached Claude only through the queue, each in its file place.
+MAX_QUEUED_WAITING = 10  # queued prompts a watermark carries to the next read
+
+
+def _with_queued_only(entries: list[Entry], queue: list[tuple[dict, int]], waiting: tuple[str, ...] = (),
+                      offset: int = 0) -> tuple[list[Entry], tuple[str, ...]]:
+    """``entries`` with the prompts that reached Claude only through the queue, each in its file place, and
+    the queued prompts whose fate this read cannot see yet.
 
     Some releases write no line for a queued prompt delivered while Claude works: the queue's
     ``enqueue`` line holds its text and a ``remove`` follows (a prompt submitted the usual way is
     ``dequeue``-d and has its own ``user`` line). An enqueued prompt counts when the next queue
     operation after it is ``remove`` (not one whose ``reason`` says the prompt was dropped) and no line
-    of the read carries its text; notifications and slash commands in the queue are the harness's.
+    of the read carries its text; notifications and slash commands in the queue are the harness's. One
+    enqueued with no operation after it yet waits in the watermark (``waiting``, from the read before,
+    stands first in the queue), so a read that ends between the two loses nothing.
     """
+    ops = [({"operation": "enqueue", "content": text}, offset) for text in waiting] + queue
     said = [" ".join(e.text.split()) for e in entries if e.role == "user"]
     found: list[Entry] = []
-    for i, (op, end) in enumerate(queue):
+    still: list[str] = []
+    for i, (op, end) in enumerate(ops):
         content = op.get("content")
         if op.get("operation") != "enqueue" or not isinstance(content, str) or content.lstrip().startswith(("<", "/")):
             continue
-        after = next((o for o, _ in queue[i + 1:] if o.get("operation") != "enqueue"), {})
+        after = next((o for o, _ in ops[i + 1:] if o.get("operation") != "enqueue"), None)
+        if after is None:
+            still.append(content)
+            continue
         delivered = after.get("operation") == "remove" and after.get("reason") not in _NOT_DELIVERED
         text = clean_text(content) if delivered else ""
         flat = " ".join(text.split())
         if flat and not any(flat in s for s in said):
             stamp = op.get("timestamp") if isinstance(op.get("timestamp"), str) else ""
-            found.append(Entry(f"queue-{end}", "user", text, stamp, end, "queued"))
+            found.append(Entry(f"queue-{end}-{i}", "user", text, stamp, end, "queued"))
             said.append(flat)
-    if not found:
-        return entries
-    out = list(entries)
-    for entry in found:
-        at = next((k for k, e in enumerate(out) if e.end > entry.end), len(out))
-        out.insert(at, entry)
-    return out
+    if found:
+        entries = list(entries)
+        for entry in found:
+            at = next((k for k, e in enumerate(entries) if e.end > entry.end), len(entries))
+            entries.insert(at, entry)
+    return entries, tuple(still[-MAX_QUEUED_WAITING:])
 
 
 def is_reply(text: str) -> bool:
@@ -659,7 +706,7 @@ def person_entries(path: str) -> list[Entry]:
                 ends[obj["uuid"]] = end
         elif isinstance(obj, dict) and obj.get("type") == "queue-operation":
             queue.append((obj, end))
-    return [e for e in _with_queued_only(_entries(lines, ends), queue) if e.role == "user"]
+    return [e for e in _with_queued_only(_entries(lines, ends), queue)[0] if e.role == "user"]
 
 
 class Step:
