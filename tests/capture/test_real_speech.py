@@ -347,3 +347,37 @@ def test_a_queued_prompt_whose_fate_the_read_cannot_see_waits_in_the_watermark(t
     said = [(e.kind, e.text) for e in second.entries if e.role == "user"]
     assert said == [("queued", "Use Postgres for the import staging tables."), ("prompt", "Also add a progress bar.")]
     assert second.watermark.queued == ()
+
+
+def test_what_claude_code_writes_in_the_person_s_place_is_no_request(tmp_path):
+    """An unknown slash command's answer ("Unknown skill: load"), a background shell's notice and the built-in
+    rate-limit menu are Claude Code's: the latest request is the person's before them."""
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Add the export button to the report page.")
+    s.say("Added.")
+    s.user("Unknown skill: load")
+    s.user("<bash-notification>\n<shell-id>b1</shell-id>\n<status>completed</status>\n</bash-notification>")
+    s.user("<command-name>/rate-limit-options</command-name>\n<command-message>rate-limit-options</command-message>")
+    assert transcript.latest_request(str(s.path)).text == "Add the export button to the report page."
+    assert [e.text for e in transcript.read(str(s.path)).entries if e.role == "user" and e.kind == "prompt"] == [
+        "Add the export button to the report page."]
+
+
+def test_a_bare_number_picking_claude_s_option_is_a_decision_and_the_handover_names_it(tmp_path):
+    """Claude offers named options ("**Option 1: …**") and the person answers "2": a decision with the option
+    it picks, and the handover says which option rather than "2"."""
+    data, work = tmp_path / "data", make_repo(tmp_path / "cmds")
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Make my commands folder available to every project.")
+    s.say("Two ways:\n\n**Option 1: Symlink the commands folder**\n```bash\nln -s ~/src/cmds ~/.claude/commands\n```\n\n"
+          "**Option 2: Copy the files into ~/.claude/commands**\n\nWhich approach would you prefer?")
+    s.user("2")
+    entries = transcript.read(str(s.path)).entries
+    assert entries[-1].kind == "reply"
+    assert [st.text for st in explicit.from_entries(entries) if st.type == "decision"] == [
+        "Which approach would you prefer? → 2. Copy the files into ~/.claude/commands"]
+    head = handover_after_stop(data, work, s)
+    assert head["title"].startswith("Which approach would you prefer? → 2. Copy the files")
+    s.say("Which file first?\n1. build.md\n2. test.md")
+    s.user("1")  # what to do first: the next step, not a lasting choice
+    assert explicit.from_entries(transcript.read(str(s.path)).entries[-1:]) == []

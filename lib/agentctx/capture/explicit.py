@@ -370,31 +370,41 @@ def answered(text: str) -> list[Statement]:
     return out
 
 
+# The head of an item of Claude's numbered list: "1." / "2)", or a named option ("**Option 2: Copy the file**").
+_LIST_HEAD = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?:(?:option|approach|choice|alternative)\s+(\d{1,2})\s*[:.)]|"
+                        r"(\d{1,2})[.)])\s*(.+\S)", re.I)
+
+
 def _list_items(listing: str) -> dict[str, tuple[str, dict[str, str]]]:
     """Claude's numbered list: number -> (the item's first line, its lettered options)."""
     items: dict[str, tuple[str, dict[str, str]]] = {}
-    current = None
+    current, gap = None, False
     for line in listing.splitlines():
-        head = re.match(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(\d{1,2})[.)]\s*(.+\S)", line)
+        head = _LIST_HEAD.match(line)
         if head:
-            current = head.group(1)
-            items[current] = (head.group(2).strip("* "), {})
+            current, gap = head.group(1) or head.group(2), False
+            items[current] = (head.group(3).strip("* "), {})
             continue
         opt = _OPTION.match(line)
+        gap = gap or not line.strip()
         if opt and current:
             items[current][1].setdefault(opt.group(1).upper(), opt.group(2).strip("* "))
-        elif current and line.strip() and len(items[current][0]) < 40 and not items[current][1]:
+        elif current and not gap and not line.lstrip().startswith("```") and len(items[current][0]) < 40 \
+                and not items[current][1]:
             title, opts = items[current]  # a heading's question on the next line
             items[current] = (f"{title}: {line.strip().strip('*')}", opts)
     return items
 
 
 def replied(text: str, listing: str) -> list[Statement]:
-    """A reply by number (``1.A  3. B``) to Claude's list: one decision per item answered."""
+    """A reply by number to Claude's list: one decision per item answered (``1.A  3. B``), or per option a
+    bare number picks (``2``)."""
     items = _list_items(listing)
     if not items:
         return []
     marks = list(_ITEM_NO.finditer(text))
+    if not marks:
+        return _picked_by_number(text, listing, items)
     out = []
     for i, mark in enumerate(marks):
         answer = text[mark.end(): marks[i + 1].start() if i + 1 < len(marks) else len(text)].strip()
@@ -415,6 +425,44 @@ def replied(text: str, listing: str) -> list[Statement]:
         out.append(Statement("decision", _clip(f"{item} → {chosen}", MAX_STATEMENT * 2),
                              context=f'{number}. {item}'))
     return out
+
+
+_BARE_PICK = re.compile(r"^\s*(?:(?:option|approach|choice|#)\s*)?(\d{1,2})(?:\s*(?:,|and|&|\+|/)\s*(\d{1,2}))?\s*[.!]?\s*$",
+                        re.I)
+
+
+def _picked_by_number(text: str, listing: str, items: dict[str, tuple[str, dict[str, str]]]) -> list[Statement]:
+    """A bare number ("2", "option 1", "1 and 3") picking among the options Claude listed: a decision each,
+    with the question the list ends on; none when the options are what to do now or next."""
+    bare = _BARE_PICK.match(text)
+    asked = _closing_question(listing)
+    if not bare or not asked or _SEQUENCING.search(asked):
+        return []
+    out = []
+    for number in dict.fromkeys(n for n in bare.groups() if n):
+        if number in items:
+            said = f"{asked} → {number}. {items[number][0]}"
+            out.append(Statement("decision", _clip(said, MAX_STATEMENT * 2), context=asked))
+    return out
+
+
+def _closing_question(listing: str) -> str:
+    """The question Claude's list ends on ("Which approach would you prefer?"), in its last three lines and not
+    an item of the list (a quiz's numbered questions are not a choice offered); "" when there is none."""
+    lines = [ln.strip(" *#>") for ln in listing.splitlines() if ln.strip()][-3:]
+    for line in reversed(lines):
+        if _LIST_HEAD.match(line) or _ITEM_NO.match(line):
+            continue
+        asked = [q for q in re.findall(r"[^.!?。！？]*[?？]", line) if q.strip()]
+        if asked:
+            return asked[-1].strip()
+    return ""
+
+
+def picked(text: str, listing: str) -> list[str]:
+    """What a reply by number picks from Claude's list, as text (``replied``): each item answered with its
+    answer ("1. B 2. A"), or the options a bare number names ("2", "1 and 3")."""
+    return [s.text for s in replied(text, listing)]
 
 
 def from_entries(entries) -> list[Statement]:

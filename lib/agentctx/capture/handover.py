@@ -309,7 +309,8 @@ _ASKED = re.compile(r"[?？]\W*$")
 
 
 def task_text(request, entries) -> str:
-    """The request in progress as a handover's task: the request, and after it what the person accepted
+    """The request in progress as a handover's task: the request (a reply by number with what it picked from
+    Claude's list), and after it what the person accepted
     ("yes please" to Claude's "Want me to commit it?": the task moved on to Claude's offer), within
     ``HANDOVER_TASK_CHARS``. An acknowledgement of a report ("ok thanks" after "Done.") adds nothing."""
     if request is None:
@@ -317,6 +318,15 @@ def task_text(request, entries) -> str:
     from agentctx.capture import transcript  # not at the top: SessionStart reads handovers without the parser
 
     said = transcript.request_text(request.text)
+    replied = next((e for e in entries if e.uuid == request.uuid and e.kind == "reply"), None)
+    if replied is not None:  # "2" says nothing later: name what it picked from Claude's list
+        from agentctx.capture import explicit
+
+        chosen = explicit.picked(replied.text, replied.context)
+        if chosen:  # a bare "2" is said by the option itself
+            picks = "; ".join(chosen)
+            said = _anchor_clip(picks if said.strip().rstrip(".!").isdigit() else f"{said} → {picks}",
+                                HANDOVER_TASK_CHARS)
     accepted, asked = [], ""
     for e in entries:
         if e.end <= request.end:

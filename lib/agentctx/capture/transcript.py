@@ -47,7 +47,8 @@ _COMMAND_NAME = re.compile(r"^/[\w:.-]+(?:\s|$)")
 _TASK_RESULT = re.compile(r"<result>(.*?)(?:</result>|\Z)", re.DOTALL)
 _HARNESS = re.compile(
     r"^\s*(?:<local-command-(?:stdout|stderr|caveat)>|<session-start-hook>|"
-    r"<tick>|<goal>|\[Request interrupted by user|<ide_opened_file>|<ide_selection>|<bash-(?:input|stdout|stderr)>)"
+    r"<tick>|<goal>|\[Request interrupted by user|<ide_opened_file>|<ide_selection>|<bash-(?:input|stdout|stderr)>|"
+    r"<bash-notification>|Unknown (?:skill|slash command): \S+\s*$)"  # a background shell's notice; an unknown /name
 )
 
 
@@ -513,7 +514,9 @@ def _before(nodes: dict[str, dict], order: list[str], uid: str, position: dict[s
 
 _KINDS = {"answer": "answer", "command": "command", "feedback": "feedback"}  # piece role -> kind of a ``user`` entry
 _REPLY = re.compile(r"^\s*(?:\d{1,2}|[A-Ha-h])\s*[.):]\s*\S", re.MULTILINE)
-_LIST_ITEM = re.compile(r"^\s*(?:[#*>\s]*)(?:\*\*)?(?:\d{1,2}|[A-Ha-h])[.)]\s*\S", re.MULTILINE)
+# An item of Claude's list: "1.", "B)", or a named option ("**Option 2: Copy the file**").
+_LIST_ITEM = re.compile(r"^\s*(?:[#*>\s]*)(?:\*\*)?(?:(?:\d{1,2}|[A-Ha-h])[.)]|(?:option|approach|choice|alternative)\s+"
+                        r"(?:\d{1,2}|[A-Ha-h])\s*[:.)])\s*\S", re.MULTILINE | re.IGNORECASE)
 MAX_CONTEXT_CHARS = 4000
 
 
@@ -642,7 +645,9 @@ def _entries(chain: list[dict], ends: dict[str, int]) -> list[Entry]:
 HOUSEKEEPING = frozenset(
     "/compact /clear /exit /quit /cost /model /help /context /status /resume /login /logout /mcp /config /memory "
     "/permissions /doctor /init /ide /terminal-setup /vim /theme /usage /agents /hooks /plugin /export /rewind "
-    "/add-dir /bug /release-notes /upgrade /statusline /output-style /todos /fast /btw".split())
+    "/add-dir /bug /release-notes /upgrade /statusline /output-style /todos /fast /btw /rate-limit-options "
+    "/extra-usage /privacy-settings /feedback /stickers /sandbox /skills /keybindings /install-github-app "
+    "/remote-env".split())
 _GREETING = r"hey|hi|hello|good (?:morning|afternoon|evening)|hallo|moin|hola|你好|嗨|안녕(?:하세요)?|สวัสดี(?:ครับ|ค่ะ)?"
 _ACK_WORD = (rf"(?:{_GREETING}|"
              r"ok(?:ay)?|k|yes|yep|yeah|y|no|nope|sure|thanks?|thank you|thx|great|perfect|nice|cool|good|done|"
