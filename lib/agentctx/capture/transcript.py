@@ -345,17 +345,13 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     order: list[str] = []
     ends: dict[str, int] = {}
     has_child: set[str] = set()
-    after_lost: set[str] = set()  # lines right after a line that is not JSON (its uuid, maybe their parent, is lost)
-    lost = False
     end = offset
     lines = skipped = typed = 0
     queue: list[tuple[dict, int]] = []
     for obj, line_end in _lines(buf, offset):
         lines += 1
-        end_before, end = end, line_end
+        end = line_end
         typed += isinstance(obj, dict) and isinstance(obj.get("type"), str)
-        if obj is None and offset == 0 and line_end - end_before > 1:
-            lost = True
         if isinstance(obj, dict) and obj.get("type") == "queue-operation":
             queue.append((obj, line_end))
         if not isinstance(obj, dict) or obj.get("type") not in CHAIN_TYPES or not isinstance(obj.get("uuid"), str):
@@ -366,16 +362,13 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
             order.append(uid)
         nodes[uid] = obj
         ends[uid] = line_end
-        if lost:
-            after_lost.add(uid)
-            lost = False
         parent = obj.get("parentUuid")
         if isinstance(parent, str):
             has_child.add(parent)
     if offset == 0 and lines and not typed:
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
-    chain = _main_chain(nodes, order, has_child, across_compactions, after_lost, whole=offset == 0)
+    chain = _main_chain(nodes, order, has_child, across_compactions, whole=offset == 0)
     pending = () if restarted else mark.queued
     entries, waiting = _with_queued_only(_entries(chain, ends), queue, pending, offset)
     if offset and chain:
@@ -434,16 +427,16 @@ def _is_boundary(line: dict) -> bool:
 
 
 def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
-                across_compactions: bool = True, after_lost: set[str] = frozenset(), whole: bool = False) -> list[dict]:
+                across_compactions: bool = True, whole: bool = False) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
     As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
     assistant line, its leaf; the newest leaf that is not a sidechain, meta or team line wins,
-    else the newest leaf that is not a sidechain. A line whose parent is unknown and that comes right
-    after a line that is not JSON (``after_lost``: the file was damaged there, so the parent is probably
-    that line) continues from the nearest main-thread line before it in the file, so a damaged line
-    costs itself and not everything before it; so does a compaction boundary whose logical parent is
-    not in the file (it names a line Claude Code did not write), when this read holds lines before it.
+    else the newest leaf that is not a sidechain. In a read of the whole file, a line whose parent is not in
+    the file continues from the nearest main-thread line before it, so a missing line costs itself and not
+    everything before it: a line that is not JSON (the file was damaged there), a line the
+    file never got (transcripts committed to repositories lack some, and Claude Code writes some lines
+    before their parent), a compaction boundary whose logical parent Claude Code did not write.
     """
     leaves: list[dict] = []
     for uid in reversed(order):  # newest first
@@ -470,7 +463,7 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
         if boundary:
             parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
         node = nodes.get(parent) if isinstance(parent, str) else None
-        if node is None and isinstance(parent, str) and whole and (uid in after_lost or boundary):
+        if node is None and isinstance(parent, str) and whole:  # damaged there, or a line the file never got
             node = _before(nodes, order, uid, position)  # only a whole-file read: no earlier read took lines
     chain.reverse()
     if chain and isinstance(chain[0].get("parentUuid"), str) and chain[0]["parentUuid"] not in nodes:
