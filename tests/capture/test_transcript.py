@@ -306,3 +306,19 @@ def test_a_read_ending_mid_turn_keeps_the_prompt_beside_a_result_written_before_
                     + line("o-7", "o-6", "assistant", "The view is fixed."))
     third = [t for _, t in texts(transcript.read(str(path), second.watermark))]
     assert "Always use XPath for the form views." not in third and "The view is fixed." in third
+
+
+def test_a_whole_read_goes_on_past_a_line_the_file_never_got(tmp_path):
+    """Transcripts committed to repositories lack some lines: a line whose parent is not in the file continues
+    from the line before it, so the prompts before each gap stay in the chain."""
+    def line(uid, parent, role, text):
+        return json.dumps({"type": role, "uuid": uid, "parentUuid": parent, "sessionId": "gap",
+                           "message": {"role": role, "content": text}}) + "\n"
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(line("g-1", None, "user", "Use SQLite for the cache.") + line("g-2", "g-1", "assistant", "Noted.")
+                    + line("g-4", "g-3", "user", "Deploy on Fly.io.") + line("g-5", "g-4", "assistant", "OK.")
+                    + line("g-7", "g-6", "user", "Keep the logs for a week.") + line("g-8", "g-7", "assistant", "Done."))
+    assert [t for _, t in texts(transcript.read(str(path)))] == ["Use SQLite for the cache.", "Noted.",
+                                                                 "Deploy on Fly.io.", "OK.",
+                                                                 "Keep the logs for a week.", "Done."]
