@@ -284,11 +284,6 @@ def split_document(text: str) -> tuple[str, str]:
     return "\n".join(lines[: heads[0]]), "\n".join(lines[heads[0]:])
 
 
-def typed_part(text: str) -> str:
-    """What the person wrote of a message (``split_document``)."""
-    return split_document(text)[0]
-
-
 class Candidate(NamedTuple):
     """A sentence of a message that could be a statement, with what is known of it: its ``shapes``, whether
     it is an item of a pasted brief, the ``part`` of the message it is in (``typed``, or ``document`` for a
@@ -457,12 +452,6 @@ def _closing_question(listing: str) -> str:
         if asked:
             return asked[-1].strip()
     return ""
-
-
-def picked(text: str, listing: str) -> list[str]:
-    """What a reply by number picks from Claude's list, as text (``replied``): each item answered with its
-    answer ("1. B 2. A"), or the options a bare number names ("2", "1 and 3")."""
-    return [s.text for s in replied(text, listing)]
 
 
 def from_entries(entries) -> list[Statement]:

@@ -318,11 +318,11 @@ def task_text(request, entries) -> str:
     from agentctx.capture import transcript  # not at the top: SessionStart reads handovers without the parser
 
     said = transcript.request_text(request.text)
-    replied = next((e for e in entries if e.uuid == request.uuid and e.kind == "reply"), None)
-    if replied is not None:  # "2" says nothing later: name what it picked from Claude's list
+    reply = next((e for e in entries if e.uuid == request.uuid and e.kind == "reply"), None)
+    if reply is not None:  # "2" says nothing later: name what it picked from Claude's list
         from agentctx.capture import explicit
 
-        chosen = explicit.picked(replied.text, replied.context)
+        chosen = [st.text for st in explicit.replied(reply.text, reply.context)]
         if chosen:  # a bare "2" is said by the option itself
             picks = "; ".join(chosen)
             said = _anchor_clip(picks if said.strip().rstrip(".!").isdigit() else f"{said} → {picks}",

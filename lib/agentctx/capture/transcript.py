@@ -368,7 +368,7 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     if offset == 0 and lines and not typed:
         safefile.report(path, "an unknown shape: no line is a JSON object with a \"type\" (not Claude Code's "
                               "JSONL); nothing was read from it", "transcript", per_version=False)
-    chain = _main_chain(nodes, order, has_child, across_compactions, whole=offset == 0)
+    chain = _main_chain(nodes, order, has_child, across_compactions)
     pending = () if restarted else mark.queued
     entries, waiting = _with_queued_only(_entries(chain, ends), queue, pending, offset)
     if offset and chain:
@@ -427,16 +427,18 @@ def _is_boundary(line: dict) -> bool:
 
 
 def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
-                across_compactions: bool = True, whole: bool = False) -> list[dict]:
+                across_compactions: bool = True) -> list[dict]:
     """Root-to-leaf lines of the newest main-thread leaf (within what was read).
 
     As in Anthropic's SDK: each terminal line (no child) walks up to its nearest user or
     assistant line, its leaf; the newest leaf that is not a sidechain, meta or team line wins,
-    else the newest leaf that is not a sidechain. In a read of the whole file, a line whose parent is not in
-    the file continues from the nearest main-thread line before it, so a missing line costs itself and not
-    everything before it: a line that is not JSON (the file was damaged there), a line the
-    file never got (transcripts committed to repositories lack some, and Claude Code writes some lines
-    before their parent), a compaction boundary whose logical parent Claude Code did not write.
+    else the newest leaf that is not a sidechain. A line whose parent is not in this read continues from
+    the nearest main-thread line before it in the read, so a missing line costs itself and not everything
+    before it: a line that is not JSON (the file was damaged there), a line the file never got (transcripts
+    committed to repositories lack some), a line written before its parent (Claude Code writes a tool result
+    before its call: a read ending between the two), a compaction boundary whose logical parent Claude Code
+    did not write. Only lines of this read are taken, never one an earlier read took; the first line of a
+    read that begins mid-conversation has none before it and ends the walk.
     """
     leaves: list[dict] = []
     for uid in reversed(order):  # newest first
@@ -463,37 +465,14 @@ def _main_chain(nodes: dict[str, dict], order: list[str], has_child: set[str],
         if boundary:
             parent = node.get("logicalParentUuid")  # found only when this read holds it (see _is_boundary)
         node = nodes.get(parent) if isinstance(parent, str) else None
-        if node is None and isinstance(parent, str) and whole:  # damaged there, or a line the file never got
-            node = _before(nodes, order, uid, position)  # only a whole-file read: no earlier read took lines
+        if node is None and isinstance(parent, str):  # not in this read: go on from the line before it
+            node = _before(nodes, order, uid, position)
     chain.reverse()
-    if chain and isinstance(chain[0].get("parentUuid"), str) and chain[0]["parentUuid"] not in nodes:
-        chain = _earlier_fragment(main, leaf, chain, nodes, order) + chain
     return chain
 
 
-def _earlier_fragment(main: list[dict], leaf: dict | None, chain: list[dict], nodes: dict[str, dict],
-                      order: list[str]) -> list[dict]:
-    """What a chain that starts mid-read leaves out. Claude Code writes some lines before their parent (a
-    tool result before its tool call), so a read that ends mid-turn can hold a newest fragment whose parent
-    comes later, beside the conversation that led to it: the newest other main-thread chain that ends before
-    the fragment starts. Without it the watermark would pass those lines unread."""
-    index = {uid: i for i, uid in enumerate(order)}
-    top = index[chain[0]["uuid"]]
-    for other in main:
-        if other is leaf or index[other["uuid"]] >= top:
-            continue
-        earlier, seen, node = [], {n["uuid"] for n in chain}, other
-        while node is not None and node["uuid"] not in seen:
-            seen.add(node["uuid"])
-            earlier.append(node)
-            parent = node.get("parentUuid")
-            node = nodes.get(parent) if isinstance(parent, str) else None
-        return list(reversed(earlier))
-    return []
-
-
 def _before(nodes: dict[str, dict], order: list[str], uid: str, position: dict[str, int]) -> dict | None:
-    """The nearest user or assistant line of the main thread before ``uid`` in the file (``position``: the
+    """The nearest user or assistant line of the main thread before ``uid`` in this read (``position``: the
     index of each uid in ``order``, built on first use)."""
     if not position:
         position.update((u, i) for i, u in enumerate(order))
