@@ -71,6 +71,10 @@ def build(path: Path) -> Session:
     s.user("我们就用 Tauri 做桌面端，不要用 Electron。")
     s.user("Wir nehmen SQLite für den Prototyp.")
     s.user("Can you fix the failing test?")
+    before = s.last  # a note typed after "#": Claude Code writes it on a branch and goes on from the line before it
+    s.user("<user-memory-input>Do not add your signature to commit messages</user-memory-input>")
+    s.user("(no content)")
+    s.last = before
     s.user("<task-notification><result>we decided to drop the cache</result></task-notification>")
     s.assistant({"type": "tool_use", "id": "toolu_edit", "name": "Edit", "input": {"file_path": "/w/settings.ini"}})
     s.user([{"type": "tool_result", "tool_use_id": "toolu_edit", "is_error": True,
@@ -106,6 +110,8 @@ def test_the_person_s_words_are_read_in_every_form(tmp_path):
     assert QUESTION in kinds["answer"] and "PostgreSQL; MySQL" in kinds["answer"] and f'"{QUESTION}"="PostgreSQL"' in kinds["answer"]
     reply = next(e for e in entries if e.kind == "reply")
     assert reply.text == "1. B 2. A" and "structlog" in reply.context
+    assert kinds["memory"] == "Do not add your signature to commit messages"  # off the main chain, still read
+    assert "(no content)" not in kinds.values()
     # typed on rejecting a tool call: the person's words alone, without Claude Code's text or hint
     assert [t for k, t in said if k == "feedback"] == ["Keep the config in pyproject.toml, not in a separate file.",
                                                        "Use just instead of make for every task."]
@@ -127,6 +133,7 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
     assert "Wir nehmen SQLite für den Prototyp." in titles
     assert "Keep the config in pyproject.toml, not in a separate file." in titles
     assert "Use just instead of make for every task." in titles
+    assert [s.type for s in stmts if s.text == "Do not add your signature to commit messages"] == ["convention"]
     joined = " ".join(titles)
     assert "fix the failing test" not in joined and "Oracle" not in joined and "Fridays" not in joined
     assert "MongoDB" not in joined
@@ -171,6 +178,7 @@ def test_stop_hook_stores_them_through_the_worker(tmp_path):
     chosen = by_title[f"{QUESTION} → PostgreSQL"]
     assert chosen["type"] == "decision" and "MySQL" in chosen["body"]  # stored with the question and options
     assert "Prefer small pure functions over classes." in by_title
+    assert by_title["Do not add your signature to commit messages"]["type"] == "convention"
     assert not [r for r in recs if "Oracle" in r["title"] or "Fridays" in r["title"] or "fix the" in r["title"]]
 
 
@@ -189,7 +197,8 @@ def test_the_model_sees_everything_typed_and_nothing_injected(tmp_path):
         sent = " ".join(" ".join(api.all_text(r)) for r in api.message_requests)
     for typed in ("/plan we'll use Redis", "Prefer small pure functions", "PostgreSQL; MySQL",
                   'kind="answer"', 'kind="queued"', 'kind="reply"', "我们就用 Tauri", "Wir nehmen SQLite",
-                  'kind="feedback"', "Keep the config in pyproject.toml", "Use just instead of make"):
+                  'kind="feedback"', "Keep the config in pyproject.toml", "Use just instead of make",
+                  'kind="memory"', "Do not add your signature to commit messages"):
         assert typed in sent, typed
     assert "we decided to use Oracle" not in sent  # the IDE selection never reaches the model
 

@@ -1,10 +1,12 @@
 """Deterministic capture of what the person states (no model, no key needed).
 
 Only what the person typed is read (``transcript`` entries of role ``user``: prompts, slash-command
-arguments, queued prompts, answers), never Claude's text, tool output or compaction summaries.
+arguments, queued prompts, answers, memory notes), never Claude's text, tool output or compaction summaries.
 
 * An answer to Claude's multiple-choice question (AskUserQuestion, kind ``answer``) is a decision by
   construction, stored with the question and the options it was chosen from.
+* A note typed after "#" for Claude Code to remember (kind ``memory``) is a statement by construction, of
+  the type its shape states, else a convention.
 * A reply by number or letter (``1.A  3. B``, kind ``reply``) is a decision per item, stored with the
   item of Claude's list it answers (and the option the letter names, when the list has one).
 * In typed text, a sentence (a long run-on one: each clause) becomes a record when it has the shape of
@@ -365,6 +367,16 @@ def answered(text: str) -> list[Statement]:
     return out
 
 
+def noted(text: str) -> list[Statement]:
+    """A note the person typed after "#" for Claude Code to remember: a statement by construction, whatever its
+    shape. Its type is the one its shape states (a choice is a decision, "prefer" a preference), else a
+    convention: a rule for how the work is done."""
+    note = " ".join(redact(text).split())
+    if not note:
+        return []
+    return [Statement(classify(note) or "convention", _clip(note, MAX_STATEMENT * 2))]
+
+
 # The head of an item of Claude's numbered list: "1." / "2)", or a named option ("**Option 2: Copy the file**").
 _LIST_HEAD = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?:(?:option|approach|choice|alternative)\s+(\d{1,2})\s*[:.)]|"
                         r"(\d{1,2})[.)])\s*(.+\S)", re.I)
@@ -463,6 +475,8 @@ def from_entries(entries) -> list[Statement]:
         kind = getattr(e, "kind", "prompt")
         if kind == "answer":
             got = answered(e.text)
+        elif kind == "memory":
+            got = noted(e.text)
         elif kind == "reply":
             got = replied(redact(e.text), getattr(e, "context", ""))
             chosen = " ".join(normalize(r.text) for r in got)  # a reply's item already stated is not said twice

@@ -39,8 +39,9 @@ role="tool" is tool output, role="summary" is Claude Code's summary of earlier, 
 developer message may carry kind="command" (a slash command with its arguments), kind="queued" (typed while \
 Claude worked), kind="answer" (the option the developer chose in Claude's multiple-choice question, written \
 "question"="answer" with the options offered on the next line; a choice is a decision), kind="reply" (an answer by number \
-or letter to the list in Claude's previous message) or kind="feedback" (what the developer typed when rejecting \
-Claude's tool call or plan: how they want it done instead).
+or letter to the list in Claude's previous message), kind="feedback" (what the developer typed when rejecting \
+Claude's tool call or plan: how they want it done instead) or kind="memory" (a note the developer typed for Claude \
+Code to remember: a lasting rule or preference by construction).
 
 Rules:
 - Extract ONLY from things the developer said or chose, not from Claude's suggestions. A suggestion counts \
@@ -95,7 +96,7 @@ SYNTHESIS = (
 
 def fence(role: str, text: str, n: int, kind: str = "") -> str | None:
     """One transcript message, redacted and escaped, as a ``<raw_user_log>`` element (None if empty).
-    ``kind`` (a developer's message other than a plain prompt: command, queued, answer, reply, feedback) is an
+    ``kind`` (a developer's message other than a plain prompt: command, queued, answer, reply, feedback, memory) is an
     attribute."""
     clean = redact(text).strip()
     if not clean:

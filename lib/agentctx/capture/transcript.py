@@ -45,6 +45,9 @@ _REMINDER = re.compile(
 _COMMAND = re.compile(r"<(command-name|command-args)>(.*?)</\1>", re.DOTALL)
 _COMMAND_NAME = re.compile(r"^/[\w:.-]+(?:\s|$)")
 _TASK_RESULT = re.compile(r"<result>(.*?)(?:</result>|\Z)", re.DOTALL)
+# A note the person typed after "#" for Claude Code to remember: theirs by construction. Claude Code writes it on a
+# branch of its own (the conversation goes on from the line before it), so it is off the main chain.
+_MEMORY_NOTE = re.compile(r"^\s*<user-memory-input>(.*?)</user-memory-input>\s*$", re.DOTALL)
 _HARNESS = re.compile(
     r"^\s*(?:<local-command-(?:stdout|stderr|caveat)>|<session-start-hook>|"
     r"<tick>|<goal>|\[Request interrupted by user|<ide_opened_file>|<ide_selection>|<bash-(?:input|stdout|stderr)>|"
@@ -91,8 +94,9 @@ class Entry:
     """One visible message: role ``user``, ``assistant``, ``tool`` (a tool result) or ``summary``.
 
     A ``user`` entry's ``kind`` says how the person said it: ``prompt``, ``command``, ``queued``,
-    ``answer`` (to AskUserQuestion), ``reply`` (to a numbered or lettered list, in ``context``) or
-    ``feedback`` (typed on rejecting a tool call or a plan).
+    ``answer`` (to AskUserQuestion), ``reply`` (to a numbered or lettered list, in ``context``),
+    ``feedback`` (typed on rejecting a tool call or a plan) or ``memory`` (a note typed after "#" for Claude
+    Code to remember).
     """
 
     __slots__ = ("uuid", "role", "text", "timestamp", "end", "kind", "context")
@@ -233,6 +237,9 @@ def _spoken(is_user: bool, text: str) -> tuple[str, str]:
         return "tool", f"[subagent result: {_one_line(found.group(1) if found else text)}]"
     if text.startswith("This session is being continued from a previous conversation"):
         return "summary", text
+    note = _MEMORY_NOTE.match(text)
+    if note:
+        return "memory", note.group(1).strip()
     return ("command" if text.startswith("/") and _COMMAND_NAME.match(text) else "user"), text
 
 
@@ -248,7 +255,7 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         return [("summary", text.strip())] if text.strip() else []
     if isinstance(content, str):
         text = clean_text(content)
-        return [_spoken(is_user, text)] if text else []
+        return [piece for piece in [_spoken(is_user, text)] if piece[1]] if text else []
     out: list[tuple[str, str]] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
@@ -256,8 +263,9 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
             text = clean_text(block["text"])
-            if text:
-                out.append(_spoken(is_user, text))
+            piece = _spoken(is_user, text) if text else ("", "")
+            if piece[1]:  # an empty memory note is nothing said
+                out.append(piece)
         elif kind == "tool_use" and not is_user:
             if block.get("name") == "AskUserQuestion" and isinstance(block.get("id"), str):
                 _ASKED_IDS.add(block["id"])  # its result's text may be read as the person's answers
@@ -371,6 +379,7 @@ def read(path: str, watermark: Watermark | None = None, *, across_compactions: b
     chain = _main_chain(nodes, order, has_child, across_compactions)
     pending = () if restarted else mark.queued
     entries, waiting = _with_queued_only(_entries(chain, ends), queue, pending, offset)
+    entries = _with_notes_off_chain(entries, chain, nodes, order, ends)
     if offset and chain:
         _reply_context(path, offset, chain, entries)
     last_uuid = chain[-1]["uuid"] if chain else (None if restarted else mark.uuid)
@@ -484,7 +493,7 @@ def _before(nodes: dict[str, dict], order: list[str], uid: str, position: dict[s
     return None
 
 
-_KINDS = {"answer": "answer", "command": "command", "feedback": "feedback"}  # piece role -> kind of a ``user`` entry
+_KINDS = {"answer": "answer", "command": "command", "feedback": "feedback", "memory": "memory"}  # piece role -> kind of a ``user`` entry
 _REPLY = re.compile(r"^\s*(?:\d{1,2}|[A-Ha-h])\s*[.):]\s*\S", re.MULTILINE)
 # An item of Claude's list: "1.", "B)", or a named option ("**Option 2: Copy the file**").
 _LIST_ITEM = re.compile(r"^\s*(?:[#*>\s]*)(?:\*\*)?(?:(?:\d{1,2}|[A-Ha-h])[.)]|(?:option|approach|choice|alternative)\s+"
@@ -541,12 +550,44 @@ def _with_queued_only(entries: list[Entry], queue: list[tuple[dict, int]], waiti
             stamp = op.get("timestamp") if isinstance(op.get("timestamp"), str) else ""
             found.append(Entry(f"queue-{end}-{i}", "user", text, stamp, end, "queued"))
             said.append(flat)
-    if found:
-        entries = list(entries)
-        for entry in found:
-            at = next((k for k, e in enumerate(entries) if e.end > entry.end), len(entries))
-            entries.insert(at, entry)
-    return entries, tuple(still[-MAX_QUEUED_WAITING:])
+    return _in_file_order(entries, found), tuple(still[-MAX_QUEUED_WAITING:])
+
+
+def _in_file_order(entries: list[Entry], found: list[Entry]) -> list[Entry]:
+    """``entries`` with each of ``found`` inserted at its place in the file (by ``end``)."""
+    if not found:
+        return entries
+    entries = list(entries)
+    for entry in found:
+        at = next((k for k, e in enumerate(entries) if e.end > entry.end), len(entries))
+        entries.insert(at, entry)
+    return entries
+
+
+def _with_notes_off_chain(entries: list[Entry], chain: list[dict], nodes: dict[str, dict], order: list[str],
+                          ends: dict[str, int]) -> list[Entry]:
+    """``entries`` with the person's memory notes (``_MEMORY_NOTE``) of this read that the main chain does not
+    pass through, each in its file place: Claude Code writes a note on a branch of its own and goes on from
+    the line before it. Only notes after the chain's first line count (a chain that ends at a compaction
+    leaves what came before it out)."""
+    if not chain:
+        return entries
+    on_chain = {n["uuid"] for n in chain}
+    start = ends[chain[0]["uuid"]]
+    found = [e for uid in order if uid not in on_chain and ends[uid] > start and _holds_note(nodes[uid])
+             for e in _entries([nodes[uid]], ends) if e.kind == "memory"]
+    return _in_file_order(entries, found)
+
+
+def _holds_note(line: dict) -> bool:
+    """A main-thread user line with a memory note in its text (a cheap test before reading it whole)."""
+    message = line.get("message")
+    if line.get("type") != "user" or line.get("isSidechain") or not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    texts = [content] if isinstance(content, str) else [
+        b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    return any(isinstance(t, str) and "<user-memory-input>" in t for t in texts)
 
 
 def is_reply(text: str) -> bool:
