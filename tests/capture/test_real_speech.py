@@ -390,3 +390,35 @@ def test_a_bare_number_picking_claude_s_option_is_a_decision_and_the_handover_na
     s.say("Which file first?\n1. build.md\n2. test.md")
     s.user("1")  # what to do first: the next step, not a lasting choice
     assert explicit.from_entries(transcript.read(str(s.path)).entries[-1:]) == []
+
+
+@pytest.mark.parametrize("asked", [
+    "Womit sollen wir anfangen?", "Par quoi veux-tu commencer ?", "¿Por cuál empezamos?", "O que fazemos agora?",
+    "Qual é o próximo passo?", "С чего начнём?", "Что делаем дальше?", "Bây giờ làm gì?", "先从哪个开始？",
+    "どれから始めますか？", "어느 것부터 시작할까요?", "จะเริ่มจากอันไหนดี?"])
+def test_a_pick_of_what_to_do_first_is_the_next_step_in_any_language(asked):
+    """An answer to Claude's question about what to do now, next or first picks the next step, in the languages
+    whose statement shapes are read; a question that offers a lasting choice still gives a decision."""
+    assert explicit.answered(transcript.answer_lines(asked, "The API", ["The API", "The UI"])) == []
+    listing = f"1. The API\n2. The UI\n\n{asked}"
+    assert explicit.replied("1", listing) == []
+    chosen = "Welche Datenbank nehmen wir?"
+    assert [st.text for st in explicit.replied("1", f"1. PostgreSQL\n2. SQLite\n\n{chosen}")] == [
+        f"{chosen} → 1. PostgreSQL"]
+
+
+def test_a_bare_number_picking_what_to_do_next_is_the_handover_s_task(tmp_path):
+    """Claude ends on what it could do next ("Would you like me to: 1. … 2. …") and the person answers "2": no
+    decision, but the request in progress is the option picked, not "2"."""
+    from agentctx.capture import handover
+
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Review the pricing module.")
+    s.say("Reviewed. Would you like me to:\n1. **Fix the rounding bug** now?\n2. **Write the migration plan** first, "
+          "then code?\n3. Something else?\n\nTell me and I'll start.")
+    s.user("2")
+    entries = transcript.read(str(s.path)).entries
+    assert explicit.from_entries(entries) == []
+    request = transcript.latest_request(str(s.path))
+    assert handover.task_text(request, entries) == "2. Write the migration plan first, then code?"
+    assert handover.from_transcript(str(s.path))[0] == "2. Write the migration plan first, then code?"  # the anchor's

@@ -161,8 +161,12 @@ _SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,80}\*\*:?|[A-Z0-9][A-Z
 # A question about what to do now, next or first (its answer is the next step).
 _SEQUENCING = re.compile(
     r"\b(?:now|next(?![.\w])|first|before (?:i|we) (?:move on|continue|start|go on)|to start with|right away)\b|"
-    r"\b(?:jetzt|als nächstes|zuerst|zunächst|maintenant|ensuite|d'abord|ahora|primero|después)\b|"
-    r"现在|接下来|下一步|首先|先做|今すぐ|今から|次に|まず|지금|다음|먼저|ตอนนี้|ต่อไป|ก่อน|ถัดไป", _I)
+    r"\b(?:jetzt|als nächstes|zuerst|zunächst|anfangen|beginnen|maintenant|ensuite|d'abord|commen[cç]\w*|"
+    r"ahora|primero|después|a continuación|empez\w*|comenz\w*|agora|primeiro|em seguida|depois|"
+    r"próximo passo|começ\w*|сейчас|теперь|сначала|дальше|следующ\w*|начн\w*|начать|начина\w*|"
+    r"bây giờ|tiếp theo|trước tiên|đầu tiên|bắt đầu)\b|"
+    r"现在|接下来|下一步|首先|先做|先从|从哪|今すぐ|今から|次に|まず|から始め|지금|다음|먼저|부터 시작|"
+    r"ตอนนี้|ต่อไป|ก่อน|ถัดไป|เริ่ม", _I)
 _LETS_DO = re.compile(r"\blet'?s\s+do\b", _I)
 _ITEM_NO = re.compile(r"(?:^|\s)(\d{1,2}|[A-Ha-h])\s*[.)]\s*")
 _YES_NO = re.compile(r"^(?:yes|yep|yeah|no|nope|ok|okay|sure|agreed|correct|right|ja|nein|oui|non|sí|是|对|好|不|네|예|아니|ใช่|ไม่)\b", _I)
@@ -390,7 +394,7 @@ def _list_items(listing: str) -> dict[str, tuple[str, dict[str, str]]]:
         head = _LIST_HEAD.match(line)
         if head:
             current, gap = head.group(1) or head.group(2), False
-            items[current] = (head.group(3).strip("* "), {})
+            items[current] = (head.group(3).replace("**", "").strip("* "), {})
             continue
         opt = _OPTION.match(line)
         gap = gap or not line.strip()
@@ -438,19 +442,28 @@ _BARE_PICK = re.compile(r"^\s*(?:(?:option|approach|choice|#)\s*)?(\d{1,2})(?:\s
                         re.I)
 
 
+def _bare_picks(text: str, items: dict[str, tuple[str, dict[str, str]]]) -> list[str]:
+    """The items a bare number ("2", "option 1", "1 and 3") picks, as "2. <item>"."""
+    bare = _BARE_PICK.match(text)
+    numbers = dict.fromkeys(n for n in bare.groups() if n) if bare else {}
+    return [f"{number}. {items[number][0]}" for number in numbers if number in items]
+
+
+def picked(text: str, listing: str) -> list[str]:
+    """What a bare number picks from Claude's list ("2. Write the plan first"), whether or not it is a lasting
+    choice: the request a reply makes when the options were what to do next."""
+    items = _list_items(listing)
+    return _bare_picks(text, items) if items else []
+
+
 def _picked_by_number(text: str, listing: str, items: dict[str, tuple[str, dict[str, str]]]) -> list[Statement]:
     """A bare number ("2", "option 1", "1 and 3") picking among the options Claude listed: a decision each,
     with the question the list ends on; none when the options are what to do now or next."""
-    bare = _BARE_PICK.match(text)
     asked = _closing_question(listing)
-    if not bare or not asked or _SEQUENCING.search(asked):
+    if not asked or _SEQUENCING.search(asked):
         return []
-    out = []
-    for number in dict.fromkeys(n for n in bare.groups() if n):
-        if number in items:
-            said = f"{asked} → {number}. {items[number][0]}"
-            out.append(Statement("decision", _clip(said, MAX_STATEMENT * 2), context=asked))
-    return out
+    return [Statement("decision", _clip(f"{asked} → {item}", MAX_STATEMENT * 2), context=asked)
+            for item in _bare_picks(text, items)]
 
 
 def _closing_question(listing: str) -> str:

@@ -273,13 +273,11 @@ def next_steps(text: str) -> list[str]:
 
 
 def from_transcript(path: str) -> tuple[str, str]:
-    """(the person's latest substantive request, the latest assistant text after it) of the transcript;
-    "" when unknown. The request is looked for across compactions and sessionIds, queued prompts and
+    """(the person's latest substantive request as :func:`task_text` gives it, the latest assistant text after
+    it) of the transcript; "" when unknown. The request is looked for across compactions and sessionIds, queued prompts and
     slash commands included (``transcript.latest_request``)."""
-    from agentctx.capture import transcript
-
-    request, last, _ = _transcript_ends(path)
-    return (transcript.request_text(request.text) if request else ""), last
+    request, last, entries = _transcript_ends(path)
+    return task_text(request, entries), last
 
 
 def _said(entry) -> str:
@@ -322,8 +320,9 @@ def task_text(request, entries) -> str:
     if reply is not None:  # "2" says nothing later: name what it picked from Claude's list
         from agentctx.capture import explicit
 
-        chosen = [st.text for st in explicit.replied(reply.text, reply.context)]
-        if chosen:  # a bare "2" is said by the option itself
+        chosen = [st.text for st in explicit.replied(reply.text, reply.context)] or explicit.picked(reply.text,
+                                                                                                  reply.context)
+        if chosen:  # a bare "2" is said by the option itself (a lasting choice with its question)
             picks = "; ".join(chosen)
             said = _anchor_clip(picks if said.strip().rstrip(".!").isdigit() else f"{said} → {picks}",
                                 HANDOVER_TASK_CHARS)
