@@ -374,7 +374,10 @@ def test_what_claude_code_writes_in_the_person_s_place_is_no_request(tmp_path):
 
 def test_a_bare_number_picking_claude_s_option_is_a_decision_and_the_handover_names_it(tmp_path):
     """Claude offers named options ("**Option 1: …**") and the person answers "2": a decision with the option
-    it picks, and the handover says which option rather than "2"."""
+    it picks, and the handover says which option rather than "2". A pick of what to do next is no decision, and
+    the handover and the anchor name it too."""
+    from agentctx.capture import handover
+
     data, work = tmp_path / "data", make_repo(tmp_path / "cmds")
     s = Session(tmp_path / "t.jsonl")
     s.user("Make my commands folder available to every project.")
@@ -387,9 +390,13 @@ def test_a_bare_number_picking_claude_s_option_is_a_decision_and_the_handover_na
         "Which approach would you prefer? → 2. Copy the files into ~/.claude/commands"]
     head = handover_after_stop(data, work, s)
     assert head["title"].startswith("Which approach would you prefer? → 2. Copy the files")
-    s.say("Which file first?\n1. build.md\n2. test.md")
-    s.user("1")  # what to do first: the next step, not a lasting choice
-    assert explicit.from_entries(transcript.read(str(s.path)).entries[-1:]) == []
+    s.say("Would you like me to:\n1. **Port build.md** first?\n2. Port test.md first?\n\nTell me and I'll start.")
+    s.user("1")  # what to do first: the next step, not a lasting choice, but the request in progress is the option
+    entries = transcript.read(str(s.path)).entries
+    assert explicit.from_entries(entries[-1:]) == []
+    request = transcript.latest_request(str(s.path))
+    assert handover.task_text(request, entries) == "1. Port build.md first?"
+    assert handover.from_transcript(str(s.path))[0] == "1. Port build.md first?"  # what the anchor holds
 
 
 @pytest.mark.parametrize("asked", [
@@ -406,19 +413,3 @@ def test_a_pick_of_what_to_do_first_is_the_next_step_in_any_language(asked):
     assert [st.text for st in explicit.replied("1", f"1. PostgreSQL\n2. SQLite\n\n{chosen}")] == [
         f"{chosen} → 1. PostgreSQL"]
 
-
-def test_a_bare_number_picking_what_to_do_next_is_the_handover_s_task(tmp_path):
-    """Claude ends on what it could do next ("Would you like me to: 1. … 2. …") and the person answers "2": no
-    decision, but the request in progress is the option picked, not "2"."""
-    from agentctx.capture import handover
-
-    s = Session(tmp_path / "t.jsonl")
-    s.user("Review the pricing module.")
-    s.say("Reviewed. Would you like me to:\n1. **Fix the rounding bug** now?\n2. **Write the migration plan** first, "
-          "then code?\n3. Something else?\n\nTell me and I'll start.")
-    s.user("2")
-    entries = transcript.read(str(s.path)).entries
-    assert explicit.from_entries(entries) == []
-    request = transcript.latest_request(str(s.path))
-    assert handover.task_text(request, entries) == "2. Write the migration plan first, then code?"
-    assert handover.from_transcript(str(s.path))[0] == "2. Write the migration plan first, then code?"  # the anchor's
