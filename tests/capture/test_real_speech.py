@@ -413,3 +413,14 @@ def test_a_pick_of_what_to_do_first_is_the_next_step_in_any_language(asked):
     assert [st.text for st in explicit.replied("1", f"1. PostgreSQL\n2. SQLite\n\n{chosen}")] == [
         f"{chosen} → 1. PostgreSQL"]
 
+
+
+def test_an_empty_memory_note_is_nothing_said(tmp_path):
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Add the export button.")
+    s.user("<user-memory-input>  </user-memory-input>")
+    s.user([{"type": "text", "text": "<user-memory-input>Use tabs in Makefiles</user-memory-input>"}])
+    said = [(e.kind, e.text) for e in transcript.read(str(s.path)).entries if e.role == "user"]
+    assert said == [("prompt", "Add the export button."), ("memory", "Use tabs in Makefiles")]
+    assert [(st.type, st.text) for st in explicit.noted("Use tabs in Makefiles")] == [("convention", "Use tabs in Makefiles")]
+    assert [st.type for st in explicit.noted("I prefer tabs in Makefiles")] == ["preference"]

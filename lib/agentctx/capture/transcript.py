@@ -254,17 +254,16 @@ def _blocks(line: dict) -> list[tuple[str, str]]:
         text = content if isinstance(content, str) else _tool_result_text(content)
         return [("summary", text.strip())] if text.strip() else []
     if isinstance(content, str):
-        text = clean_text(content)
-        return [piece for piece in [_spoken(is_user, text)] if piece[1]] if text else []
+        piece = _spoken(is_user, clean_text(content))
+        return [piece] if piece[1] else []  # an empty memory note is nothing said either
     out: list[tuple[str, str]] = []
     for block in content if isinstance(content, list) else []:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
-            text = clean_text(block["text"])
-            piece = _spoken(is_user, text) if text else ("", "")
-            if piece[1]:  # an empty memory note is nothing said
+            piece = _spoken(is_user, clean_text(block["text"]))
+            if piece[1]:
                 out.append(piece)
         elif kind == "tool_use" and not is_user:
             if block.get("name") == "AskUserQuestion" and isinstance(block.get("id"), str):
