@@ -397,6 +397,12 @@ def test_a_bare_number_picking_claude_s_option_is_a_decision_and_the_handover_na
     request = transcript.latest_request(str(s.path))
     assert handover.task_text(request, entries) == "1. Port build.md first?"
     assert handover.from_transcript(str(s.path))[0] == "1. Port build.md first?"  # what the anchor holds
+    s.say("Porting build.md.")
+    before, s.last = s.last, None  # as Claude Code writes a compaction: a boundary with no parent, the summary after
+    s.add("system", subtype="compact_boundary", content="Conversation compacted", logicalParentUuid=before)
+    s.add("user", isCompactSummary=True, isVisibleInTranscriptOnly=True,
+          message={"role": "user", "content": "This session is being continued from a previous conversation."})
+    assert handover.from_transcript(str(s.path))[0] == "1. Port build.md first?"  # the pick came before a compaction
 
 
 @pytest.mark.parametrize("asked", [

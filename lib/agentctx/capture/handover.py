@@ -286,7 +286,7 @@ def _said(entry) -> str:
 
 def _transcript_ends(path: str):
     """(the latest substantive request's entry or None, the latest assistant text after it, the entries of
-    the main chain)."""
+    the main chain since the last compaction, or across compactions when the request came before it)."""
     if not path:  # a missing or refused file (a FIFO, a device: logged once) reads as empty
         return None, "", []
     from agentctx.capture import transcript
@@ -300,6 +300,8 @@ def _transcript_ends(path: str):
         if e.role == "assistant" and _said(e):
             last = _said(e)
             break
+    if request is not None and not any(e.uuid == request.uuid for e in entries):
+        entries = transcript.read(path).entries  # the request came before a compaction: what it replied to is there
     return request, last, entries
 
 
