@@ -224,6 +224,10 @@ def test_test_outcomes():
         "status": "failed", "summary": "1 failed, 2 passed", "failing": ["tests/test_api.py::test_refund"]}
     assert observe.test_outcome("pytest", PYTEST_FAIL, failed=False, piped=True)["status"] == "failed"
     assert observe.test_outcome("pytest", PYTEST_PASS, failed=False, piped=False)["status"] == "passed"
+    # every test passed, yet the command failed (a coverage threshold): failed, and the summary says why
+    jest = "PASS api/session.spec.ts\nTests:       62 passed, 62 total\nJest: coverage threshold not met"
+    assert observe.test_outcome("npm test", "Exit code 1\n" + jest, failed=True, piped=False) == {
+        "status": "failed", "summary": "62 passed, 62 total; exit code 1", "failing": []}
     assert observe.test_outcome("pytest", "collected 0 items\n\n==== no tests ran in 0.01s ====", failed=True,
                                 piped=False)["status"] == "no tests"
     assert observe.test_outcome("pytest", "....", failed=False, piped=True) is None  # `| head`: unknowable
