@@ -331,15 +331,15 @@ def test_outcome(runner: str, output: str, *, failed: bool, piped: bool) -> dict
             npass, nfail = sum(int(p) for p, _ in found), sum(int(f) for _, f in found)
             summary = f"{npass} passed, {nfail} failed"
             failing = re.findall(r"^test (\S+) \.\.\. FAILED", text, re.M)
+    code = re.match(r"Exit code (\d+)", output) if failed else None
+    exit_code = code.group(1) if code else "non-zero" if failed else "0"
     if not summary:
         if piped:
             return None
-        code = re.match(r"Exit code (\d+)", output) if failed else None
-        summary = f"exit code {code.group(1) if code else 'non-zero' if failed else 0}"
+        summary = f"exit code {exit_code}"
     status = "failed" if nfail or (failed and not piped) else "passed"
     if status == "failed" and not nfail and npass and not piped:  # every test passed, yet the run failed (a
-        code = re.match(r"Exit code (\d+)", output)  # coverage threshold, open handles): say so in the summary
-        summary = f"{summary}; exit code {code.group(1) if code else 'non-zero'}"
+        summary = f"{summary}; exit code {exit_code}"  # coverage threshold, open handles): say so in the summary
     if summary == "no tests ran" or (not npass and not nfail and summary.startswith(("0 ", "no "))):
         status = "no tests"
     return {"status": status, "summary": summary[:160], "failing": list(dict.fromkeys(failing))[:10]}
