@@ -576,6 +576,9 @@ def run_one(path: Path, label: dict, request_uuid: str | None, work: Path, model
         "replay_s": round(replay_s, 1), "hooks": dict(runner.counts), "hook_failures": runner.failures[:10],
         "statements": [], "records": len(recs),
         "written_dcp": len(written), "written_dcp_matched": len(prec_matched),
+        # what precision counts against: the decision/convention/preference records no statement matches
+        "unmatched_dcp": [f"{r['type']}: {r['title'][:160]}" for r in written
+                          if r["id"] not in {m["id"] for m in prec_matched.values()}],
     }
     for i, s in enumerate(statements):
         rec = matched.get(i)
@@ -784,6 +787,7 @@ def public(results: list[dict], oracle_res: dict | None) -> dict:
         for st in t["statements"]:
             st.pop("quote", None)
         t["junk"] = len(t["junk"])
+        t["unmatched_dcp"] = len(t["unmatched_dcp"])
         t.get("model_input", {}).pop("missed", None)
         h = t["handover"]
         h.pop("current_task", None)

@@ -146,6 +146,8 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
     "Sempre escreva os testes antes do código.", "Use Tailwind em vez de CSS puro.",  # Portuguese
     "Всегда пиши тесты на pytest.", "Храним сессии в Redis вместо памяти.",  # Russian
     "Mantén todos los endpoints asíncronos.",
+    "we're not gonna include a browser inside", "We won't support Windows.",  # scope cuts
+    "ต้องใช้ TypeScript ทุกไฟล์", "ห้ามแก้ไฟล์ test",  # Thai: must, must not
 ])
 def test_durable_shapes_are_statements(sentence):
     assert explicit.classify(sentence) is not None
@@ -159,9 +161,45 @@ def test_durable_shapes_are_statements(sentence):
     "(APIServer pid=4711) make sure you are logged in to the hub", "Error: No more than 12 functions can be deployed",
     "93    # fail here loudly instead of in the parser", "No rows returned by the query",
     "│ keep it simple │ always on │", "so how do I use it instead of the old client",
+    "Dunno the app name now, let's brainstorm that one.", "Great, let's copy this chat history into the app dir",
+    "dont code yet", "do not push just yet",  # a hold on the step at hand
+    "No HTTP request layer exists.", "No tests were found for the parser.",  # facts, not rules
+    "เราต้องมีอะไรบ้าง", "ใช้ Tailwind แทน CSS ธรรมดาไหมครับ", "จะเก็บข้อมูลไว้ที่ไหน",  # Thai questions without a "?"
 ])
 def test_questions_requests_and_pasted_output_are_not(sentence):
     assert explicit.classify(sentence) is None
+
+
+def test_thai_want_is_a_wish_not_a_rule_and_some_is_not_a_question():
+    """ต้องการ ("want") holds ต้อง ("must"): a wish's shape, like 我想要; บ้าง alone is "some", not a question."""
+    assert explicit.classify("แล้วฉันต้องการเปิด shop ที่มีสองฝั่ง") == "preference"
+    assert explicit.classify("ต้องใช้ TypeScript ทุกไฟล์") == "convention"
+    assert explicit.shapes("รู้ JS/HTML/CSS บ้าง") is not None
+
+
+def test_a_report_s_findings_pasted_to_be_fixed_are_not_rules():
+    """Lines under a heading of findings (an audit, a review, a coverage report) describe problems seen; the rules
+    the person states beside them are kept."""
+    text = ("very good job, now fix these\n\n## Key Gaps\n- No transport-layer API tests.\n- Never mocked the DB, "
+            "always hit it.\n\n## Rules\n- Never commit without running the tests.")
+    assert [st.text for st in explicit.statements([text])] == ["Never commit without running the tests."]
+
+
+@pytest.mark.parametrize("answer", ["Not sure yet", "I don't know", "up to you", "不确定", "모르겠어요", "ไม่แน่ใจ"])
+def test_an_answer_that_chooses_nothing_is_no_decision(answer):
+    lines = transcript.answer_lines("How should projects be isolated?", answer, ["One folder each", "Shared"])
+    assert explicit.answered(lines) == []
+    assert explicit.answered(transcript.answer_lines("How should projects be isolated?", "One folder each", [])) != []
+    says_more = transcript.answer_lines("Where do we deploy?", f"{answer}, maybe Render", ["Render", "Fly"])
+    assert [st.text for st in explicit.answered(says_more)] == [f"Where do we deploy? → {answer}, maybe Render"]
+
+
+def test_telling_claude_to_go_on_continues_the_request(tmp_path):
+    """"continue, and in parallel" goes on with the request in progress, saying how: the handover keeps the request
+    and adds it, and a bare "continue" adds nothing."""
+    assert handover_title(tmp_path, "Refactor the CMS page by page, three pages at a time.", "Batch 1 done.",
+                          "continue and in parallel", "Batch 2 done.", "continue", "Batch 3 done.") == (
+        "Refactor the CMS page by page, three pages at a time. … then “continue and in parallel”")
 
 
 def test_stop_hook_stores_them_through_the_worker(tmp_path):
@@ -214,6 +252,14 @@ def handover_after_stop(data: Path, work: Path, s: Session) -> dict:
     return head
 
 
+def handover_title(tmp_path: Path, *turns: str) -> str:
+    """The handover's title after a session of ``turns``, the person's and Claude's in turn."""
+    s = Session(tmp_path / "t.jsonl")
+    for i, text in enumerate(turns):
+        (s.say if i % 2 else s.user)(text)
+    return handover_after_stop(tmp_path / "data", make_repo(tmp_path / "work"), s)["title"]
+
+
 def test_the_handover_names_the_latest_request_across_compactions_and_sessions(tmp_path):
     data, work = tmp_path / "data", make_repo(tmp_path / "shop")
     s = Session(tmp_path / "t.jsonl")
@@ -247,6 +293,30 @@ def test_the_handover_task_is_the_request_not_the_greeting_or_acknowledgement_ar
     s.say("Hi! What next?")
     head = handover_after_stop(data, work, s)
     assert head["title"] == "Let's do the PDF rendering now!"
+
+
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Should it go through Git, or as a zip attached to the issue?", "Git"),  # an alternative Claude named
+    ("지금 대화내용을 그쪽에서 이어지도록 옮길까요?", "응 그렇게 해줘"),  # "yes, do it that way"
+    ("Want me to sign it as well?", "yes, and push it"),
+    ("要我现在把它部署到服务器吗？", "好的，就这样做"),
+])
+def test_a_short_answer_to_claude_s_question_continues_the_request_it_answers(tmp_path, question, reply):
+    """The handover's task is the request Claude asked about, with the answer after it, not the answer alone."""
+    title = handover_title(tmp_path, "Get this session log over to the desktop app.", f"I can do that. {question}", reply)
+    assert title.startswith("Get this session log over to the desktop app. … then “") and reply in title
+
+
+@pytest.mark.parametrize(("question", "reply"), [
+    ("Anything else?", "add a dark mode"),  # words Claude did not offer: a new request
+    ("Should I keep the old parser?", "why would we need it?"),  # a question back
+    ("Done. Should I also update the docs?", "no, rewrite the exporter in Rust first"),  # more than an answer
+])
+def test_a_new_request_after_claude_s_question_is_the_request(tmp_path, question, reply):
+    title = handover_title(tmp_path, "Get this session log over to the desktop app.", question, reply)
+    assert title.lower().startswith(reply[:12].lower())
 
 
 @pytest.mark.parametrize(("said", "asked"), [
@@ -419,6 +489,18 @@ def test_a_pick_of_what_to_do_first_is_the_next_step_in_any_language(asked):
     assert [st.text for st in explicit.replied("1", f"1. PostgreSQL\n2. SQLite\n\n{chosen}")] == [
         f"{chosen} → 1. PostgreSQL"]
 
+
+
+def test_a_lettered_reply_s_record_is_plain_text_whatever_claude_put_in_bold():
+    """Claude's interview lists put bold marks inside a line ("**What's your target?** Should we…", "**A) Full
+    parity** — drag-drop"): the record names the item and the option without them."""
+    listing = ("### 1. Scope & MVP\n**What's your target for v0.1?** Should we aim for:\n"
+               "- **A) Full COSMIC parity** — drag-drop zones, stacks, keyboard\n- **B) Core tiling first** — mouse later\n\n"
+               "### 2. Window decorations\nHow should stacks render?\n- **A) Native tab bar** (like Safari)\n- B) Custom")
+    assert [st.text for st in explicit.replied("1. A 2. B", listing)] == [
+        "Scope & MVP: What's your target for v0.1? Should we aim for: → A (Full COSMIC parity — drag-drop zones, "
+        "stacks, keyboard)",
+        "Window decorations: How should stacks render? → B (Custom)"]
 
 
 def test_an_empty_memory_note_is_nothing_said(tmp_path):

@@ -67,8 +67,11 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\binstead of\b|\brather than\b|\bswitch(?:ing)? (?:to|from|over)\b|\bmigrate to\b|\breplace\s+\S.{0,40}?\swith\b|"
         r"\b(?:skip|drop|defer|postpone|leave out|park)\b.{0,60}\b(?:for now|until later|later|for the mvp|in v1)\b|"
         r"\bout of scope\b|\bnot in scope\b|\bno need (?:for|to)\b|\bwe don'?t need\b|\bnot needed\b|"
+        r"\b(?:we|i)(?:'re| are|'m| am) not (?:going to|gonna)\s+(?:include|support|build|add|use|implement|ship|need)\b|"
+        r"\b(?:we|i)(?: won'?t| will not) (?:include|support|build|add|use|implement|ship|need)\b|"
         r"\b(?:don'?t|do not) think we need\b|\blet'?s\s+(?!(?:see|try|check|look|test|run|debug|figure|think|talk|"
-        r"discuss|go ahead|first|do it|begin|get started|continue|proceed)\b)\w+|"
+        r"discuss|go ahead|first|do it|begin|get started|continue|proceed|brainstorm|plan|review|explore|recap|"
+        r"summari[sz]e|revisit|compare|evaluate|consider|copy|commit|push|merge|save|wrap up|clean up)\b)\w+|"
         r"\b(?:implemented|built|written|made|deployed|hosted|published)\s+(?:using|with|in|on|at|to)\s+\S|"
         r"\b(?:host|deploy|publish)\w*\s+(?:it\s+|this\s+|them\s+)?(?:on|to|at)\s+\S|"
         r"\b(?:name|call|rename)\s+(?:it|this|the \w+|them)\s+(?!out\b|back\b)\S|"
@@ -94,7 +97,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"总是|始终|永远不|从不|偏好|更喜欢|我喜欢|我想要|我希望|"
         r"必ず|常に|絶対に?|好き|好み|"
         r"항상|언제나|절대|선호|좋겠|원해|"
-        r"เสมอ|ตลอด|ชอบ|อยากได้|อยากให้", _I)),
+        r"เสมอ|ตลอด|ชอบ|อยากได้|อยากให้|ต้องการ", _I)),
     ("convention", re.compile(
         r"\bmake sure\b|\bensure\b|\bkeep (?:it|them|the|all|every|our|this|each|things|using|just|only|one|a)\b|"
         r"\b(?:it|this|that|they|the \w+|each \w+|every \w+|all \w+)\s+(?:should|shouldn'?t|should not|shud)\s+"
@@ -103,7 +106,8 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"^(?:please\s+|and\s+|also,?\s+|but\s+)?(?:don'?t|do not)\s+(?!worry|know|think|understand|see|mind|care|"
         r"bother|get|forget about|do that|panic|hesitate)\w+|"
         r"^(?:no|without)\s+(?!(?:it|that|this|i|you|we|they|worries|problem|thanks|idea|luck|way|one|matter|"
-        r"need to worry|not|yes|ok|okay|more|longer)\b)[\w.-]+|"
+        r"need to worry|not|yes|ok|okay|more|longer)\b)[\w.-]+(?!.*\b(?:exists?|existed|was|were|found|yet|"
+        r"currently|(?:is|are) (?:present|available|implemented|defined|covered|tested|there))\b)|"  # a fact: "No HTTP layer exists."
         r"\b(?:bitte )?kein(?:e|en|er)?\b|\bnicht\s+(?:mehr\s+)?(?:verwenden|nutzen|benutzen|ändern|committen)\b|"
         r"\b(?:darf|dürfen) (?:nicht|kein)|\bachte darauf\b|"
         r"\bne (?:pas|jamais)\b|\bno (?:uses|usar)\b|"
@@ -112,7 +116,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"不要|别用|别再|不能|不许|必须|务必|确保|保持|一定要|"
         r"しないで|ないでください|禁止|維持|"
         r"하지 ?마|하지 않|금지|반드시|꼭|유지|"
-        r"อย่า|ห้าม|ต้อง|รักษา", _I)),
+        r"อย่า|ห้าม|ต้อง(?!การ)|รักษา", _I)),  # ต้องการ is "want" (a preference's shape), not "must"
 ]
 _SKIP = re.compile(
     r"^(?:if|whether|did|do you|does|have|has|should|would|could|can|when|why|how|what|which|where|who|is|are|"
@@ -139,7 +143,11 @@ _HOW = re.compile(r"\bhow (?:do|can|could|should|would|to) (?:i|we|you)\b", _I)
 # Code and specs pasted as text: identifiers with dots or brackets, comparisons, calls.
 _CODE = re.compile(r"[\w\]\)]\.\w+\(|\w\[\w|==|!=|<=|>=|[≤≥]|\w\(\)|`[^`]+`|[{};]|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\.\w+")
 _REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")  # a secret's placeholder: text agentctx wrote, not code pasted
-_QUESTION_END = re.compile(r"(?:[?？]|吗|呢|か|까|나요|ไหม|มั้ย|หรือเปล่า|หรือไม่)\s*[)\]\"'」]*$")
+# A question by its end: a question mark, or a language's question particle or word where its questions need
+# none (Thai ends them on a question word, and may add a polite particle after it).
+_QUESTION_END = re.compile(
+    r"(?:[?？]|吗|呢|か|까|나요|(?:ไหม|มั้ย|หรือเปล่า|หรือไม่|หรือยัง|อะไรบ้าง|ยังไง|อย่างไร|ไหน|เท่าไ(?:ร|หร่)|เหรอ|หรอ)"
+    r"(?:\s*(?:ครับ|ค่ะ|คะ|นะ|จ๊ะ|จ้ะ|ฮะ))*)\s*[)\]\"'」]*$")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 _CLAUSE = re.compile(r"(?<=[,，、:：])\s*|\s+(?=(?:and|but|also|und|aber|sondern|then)\s)", _I)
@@ -155,6 +163,12 @@ _HEADING = re.compile(
 _OUTPUT_HEADING = re.compile(
     r"\b(?:output|deliverables?|response|report|answer|format)\b|\b(?:ausgabe|antwort|bericht|livrables?|"
     r"salida|respuesta|informe)\b|输出|回答|报告|出力|回答|報告|출력|답변|보고서|ผลลัพธ์|รายงาน", _I)
+# The heading of a report's findings (an audit, a review, a test run pasted for Claude to act on): the lines under
+# it are problems seen, not rules to keep.
+_FINDINGS_HEADING = re.compile(
+    r"\b(?:findings?|issues?|gaps?|problems?|bugs?|errors?|failures?|audit|report|review|observations?|results?|"
+    r"coverage|befunde?|probleme|fehler|problèmes|hallazgos|problemas|проблемы|ошибки)\b|"
+    r"问题|发现|报告|問題|指摘|문제|결과|ปัญหา", _I)
 # A section heading of a pasted document: a Markdown heading, a line in bold alone, a short line in capitals
 # ending in a colon.
 _SECTION = re.compile(r"^\s*(?:#{1,6}\s+\S.*|\*\*[^*\n]{2,80}\*\*:?|[A-Z0-9][A-Z0-9 &/()'+.,-]{2,60}:)\s*$")
@@ -167,6 +181,15 @@ _SEQUENCING = re.compile(
     r"bây giờ|tiếp theo|trước tiên|đầu tiên|bắt đầu)\b|"
     r"现在|接下来|下一步|首先|先做|先从|从哪|今すぐ|今から|次に|まず|から始め|지금|다음|먼저|부터 시작|"
     r"ตอนนี้|ต่อไป|ก่อน|ถัดไป|เริ่ม", _I)
+# An answer that chooses nothing and says nothing more: the person has not decided, or leaves it to Claude
+# ("Not sure yet"; "Not sure, maybe Render" says more and stays).
+_UNDECIDED = re.compile(
+    r"^(?:not sure|unsure|no idea|(?:i )?(?:don'?t|do not) know|dunno|undecided|no preference|(?:let'?s )?decide later|"
+    r"tbd|up to you|you decide|your call|whatever you (?:think|prefer)|weiß (?:ich )?nicht|keine ahnung|je ne sais pas|"
+    r"no (?:lo )?sé|não sei|не знаю|不确定|不知道|还没想好|随便|都可以|わからない|分からない|未定|모르겠(?:어요|습니다)?|글쎄요?|"
+    r"ไม่แน่ใจ|ไม่รู้)(?:\s*(?:yet|now|for now|right now|at the moment|as of now|ครับ|ค่ะ))?[\s.!…。！]*$", _I)
+# A hold on the step at hand ("don't code yet", "do not push just yet"): the next step, not a lasting rule.
+_NOT_YET = re.compile(r"^(?:please\s+|but\s+)?(?:don'?t|do not)\s+\w[^.!?]{0,50}?\byet\b", _I)
 _LETS_DO = re.compile(r"\blet'?s\s+do\b", _I)
 _ITEM_NO = re.compile(r"(?:^|\s)(\d{1,2}|[A-Ha-h])\s*[.)]\s*")
 _YES_NO = re.compile(r"^(?:yes|yep|yeah|no|nope|ok|okay|sure|agreed|correct|right|ja|nein|oui|non|sí|是|对|好|不|네|예|아니|ใช่|ไม่)\b", _I)
@@ -242,8 +265,8 @@ def shapes(sentence: str) -> tuple[str, ...] | None:
     found = tuple(name for name, (_, pattern) in zip(_SHAPE_NAMES, _RULES, strict=True) if pattern.search(sentence))
     if _REQUEST.search(sentence):
         found += ("request",)
-    if _LETS_DO.search(sentence) and _SEQUENCING.search(sentence):
-        found += ("next-step",)  # "let's do the controllers now" ("let's do small.en" is a choice)
+    if (_LETS_DO.search(sentence) and _SEQUENCING.search(sentence)) or _NOT_YET.search(sentence):
+        found += ("next-step",)  # "let's do the controllers now" ("let's do small.en" is a choice), "don't code yet"
     return found
 
 
@@ -260,6 +283,19 @@ def classify(sentence: str) -> str | None:
     if found is None or "request" in found or "next-step" in found:
         return None
     return _type_of(found)
+
+
+def _without_findings(text: str) -> str:
+    """``text`` less each section under a heading of findings (``_FINDINGS_HEADING``), to the next heading."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if _SECTION.match(line):
+            skipping = bool(_FINDINGS_HEADING.search(line))
+            if skipping:
+                continue
+        if not skipping:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _brief_items(text: str) -> list[str]:
@@ -310,6 +346,7 @@ def candidates(text: str, *, documents: bool = False) -> list[Candidate]:
     typed, document = split_document(redact(text))
     out = []
     for part, body in (("typed", typed), ("document", document if documents else "")):
+        body = _without_findings(body)
         if not body:
             continue
         brief = set(_brief_items(body))
@@ -365,6 +402,8 @@ def answered(text: str) -> list[Statement]:
             continue  # the person asked back instead of choosing
         if _SEQUENCING.search(asked):
             continue  # what to do now or next: the next step, not a lasting choice
+        if _UNDECIDED.match(answer):
+            continue  # "Not sure yet": nothing chosen
         after = lines[i + 1].strip() if i + 1 < len(lines) else ""
         offered = f" {after}" if after.startswith("(options: ") else ""
         out.append(Statement("decision", f"{asked} → {answer}", context=asked + offered))
@@ -386,6 +425,12 @@ _LIST_HEAD = re.compile(r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?:(?:option|approach|choic
                         r"(\d{1,2})[.)])\s*(.+\S)", re.I)
 
 
+def _plain(line: str) -> str:
+    """A line of Claude's Markdown as plain text: bold marks dropped wherever they are ("**Full parity** — drag"),
+    the line's own edges trimmed."""
+    return line.replace("**", "").strip("* ")
+
+
 def _list_items(listing: str) -> dict[str, tuple[str, dict[str, str]]]:
     """Claude's numbered list: number -> (the item's first line, its lettered options)."""
     items: dict[str, tuple[str, dict[str, str]]] = {}
@@ -394,16 +439,16 @@ def _list_items(listing: str) -> dict[str, tuple[str, dict[str, str]]]:
         head = _LIST_HEAD.match(line)
         if head:
             current, gap = head.group(1) or head.group(2), False
-            items[current] = (head.group(3).replace("**", "").strip("* "), {})
+            items[current] = (_plain(head.group(3)), {})
             continue
         opt = _OPTION.match(line)
         gap = gap or not line.strip()
         if opt and current:
-            items[current][1].setdefault(opt.group(1).upper(), opt.group(2).strip("* "))
+            items[current][1].setdefault(opt.group(1).upper(), _plain(opt.group(2)))
         elif current and not gap and not line.lstrip().startswith("```") and len(items[current][0]) < 40 \
                 and not items[current][1]:
             title, opts = items[current]  # a heading's question on the next line
-            items[current] = (f"{title}: {line.strip().strip('*')}", opts)
+            items[current] = (f"{title}: {_plain(line)}", opts)
     return items
 
 

@@ -280,10 +280,6 @@ def from_transcript(path: str) -> tuple[str, str]:
     return task_text(request, entries), last
 
 
-def _said(entry) -> str:
-    return "\n".join(ln for ln in entry.text.splitlines() if not ln.startswith("[tool ")).strip()
-
-
 def _transcript_ends(path: str):
     """(the latest substantive request's entry or None, the latest assistant text after it, the entries of
     the main chain since the last compaction, or across compactions when the request came before it)."""
@@ -291,28 +287,26 @@ def _transcript_ends(path: str):
         return None, "", []
     from agentctx.capture import transcript
 
-    request = transcript.latest_request(path)
     entries = transcript.read(path, across_compactions=False).entries  # only its end is wanted
+    request = transcript.latest_request(path, entries)  # a short answer to Claude's question continues the one before
     last = ""
     for e in reversed(entries):
         if request is not None and e.end <= request.end:
             break  # Claude's text from before the request is about earlier work
-        if e.role == "assistant" and _said(e):
-            last = _said(e)
+        if e.role == "assistant" and transcript.said(e):
+            last = transcript.said(e)
             break
     if request is not None and not any(e.uuid == request.uuid for e in entries):
         entries = transcript.read(path).entries  # the request came before a compaction: what it replied to is there
     return request, last, entries
 
 
-_ASKED = re.compile(r"[?？]\W*$")
-
-
 def task_text(request, entries) -> str:
     """The request in progress as a handover's task: the request (a reply by number with what it picked from
     Claude's list), and after it what the person accepted
-    ("yes please" to Claude's "Want me to commit it?": the task moved on to Claude's offer), within
-    ``HANDOVER_TASK_CHARS``. An acknowledgement of a report ("ok thanks" after "Done.") adds nothing."""
+    ("yes please" to Claude's "Want me to commit it?": the task moved on to Claude's offer) or added when telling
+    Claude to go on ("continue, and in parallel"), within
+    ``HANDOVER_TASK_CHARS`` and ``HANDOVER_TAIL_CHARS``. An acknowledgement of a report ("ok thanks" after "Done.") adds nothing."""
     if request is None:
         return ""
     from agentctx.capture import transcript  # not at the top: SessionStart reads handovers without the parser
@@ -332,15 +326,15 @@ def task_text(request, entries) -> str:
     for e in entries:
         if e.end <= request.end:
             continue
-        if e.role == "assistant" and _said(e):
-            asked = _said(e).splitlines()[-1] if _ASKED.search(_said(e)) else ""
+        if e.role == "assistant" and transcript.said(e):
+            asked = transcript.question(transcript.said(e))
         elif e.role == "user" and e.kind in ("prompt", "queued") and asked and e.text.strip():
-            accepted.append(f"“{_anchor_clip(e.text, 40)}” to “{_anchor_clip(asked, 100)}”")
+            accepted.append(f"“{_anchor_clip(e.text, 40)}” to “{_anchor_clip(asked, 80)}”")
             asked = ""
-    if not accepted:
-        return said
-    tail = " … then " + accepted[-1]
-    return _anchor_clip(said, HANDOVER_TASK_CHARS - len(tail)) + tail
+        elif e.role == "user" and transcript.continues(e) and transcript.substantive(e):  # "continue, in parallel"
+            accepted.append(f"“{_anchor_clip(e.text, 60)}”")
+    said = _anchor_clip(said, HANDOVER_TASK_CHARS)
+    return f"{said} {_anchor_clip('… then ' + accepted[-1], HANDOVER_TAIL_CHARS)}" if accepted else said
 
 
 def derive_anchor(conn: sqlite3.Connection, project_id: str, sid: str, transcript_path: str = "",
@@ -496,7 +490,8 @@ def where_next(conn: sqlite3.Connection, proj: Project, start: str, end: str, se
     return out
 
 
-HANDOVER_TASK_CHARS = 200
+HANDOVER_TASK_CHARS = 200  # the request
+HANDOVER_TAIL_CHARS = 140  # what was answered or added after it (task_text)
 
 
 def handover_fields(data: dict, first_prompt: str = "", last_text: str = "",
@@ -515,7 +510,7 @@ def handover_fields(data: dict, first_prompt: str = "", last_text: str = "",
 
         blockers = [_anchor_clip(text, 200) if key == API_KEY else
                     f"Error not seen fixed: {_anchor_clip(text, 160)}" for key, text in standing]
-    task = _anchor_clip(first_prompt, HANDOVER_TASK_CHARS)
+    task = _anchor_clip(first_prompt, HANDOVER_TASK_CHARS + HANDOVER_TAIL_CHARS)
     return {"current_task": task, "next_steps": steps, "blockers": blockers, "open_questions": []}
 
 

@@ -797,6 +797,92 @@ def tool_steps(path: str) -> list[Step]:
     return out
 
 
-def latest_request(path: str) -> Entry | None:
-    """The person's latest substantive request in the file (see :func:`substantive`), or None."""
-    return next((e for e in reversed(person_entries(path)) if substantive(e)), None)
+# A short reply to Claude's closing question is an answer, not a new request (:func:`answers_claude`): one that opens by
+# saying yes, or whose words Claude's message named (an alternative it offered). At most this many words (for
+# text written without spaces, ANSWER_CHARS characters).
+ANSWER_WORDS = 5
+ANSWER_CHARS = 12
+_YES = re.compile(
+    r"^(?:yes|yep|yeah|yup|sure|ok(?:ay)?|alright|ja|jawohl|genau|oui|sí|si|sim|claro|да|ага|vâng|có|được|"
+    r"是的?|好的?|可以|对|行|嗯|はい|ええ|うん|네|예|응|좋아요?|ใช่|ได้|โอเค)(?=$|[\s,.!。！，、~])", re.IGNORECASE)
+_ANSWER_WORD = re.compile(r"\w+")
+
+
+def said(entry: Entry) -> str:
+    """What a message says in words: its text less the ``[tool …]`` lines that stand for its tool calls."""
+    return "\n".join(ln for ln in entry.text.splitlines() if not ln.startswith("[tool ")).strip()
+
+
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
+_ENDS_ASKING = re.compile(r"[?？][)\]\"'»”*]*$")
+
+
+def question(text: str) -> str:
+    """The question Claude's text ends on, "" when none: a sentence ending in a question mark in its last
+    paragraph, code blocks aside ("Should it go through Git? For example: ```scp …```" asks)."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", _FENCED.sub("\n\n", text)) if p.strip()]
+    if not paragraphs:
+        return ""
+    found = [x.strip(" -*•") for x in _SENTENCE_END.split(paragraphs[-1].replace("**", "")) if _ENDS_ASKING.search(x.strip())]
+    return found[-1] if found else ""
+
+
+def asks(text: str) -> bool:
+    """Whether Claude's text ends on a question (:func:`question`)."""
+    return bool(question(text))
+
+
+def answers_claude(entry: Entry, claude_said: str) -> bool:
+    """Whether a prompt is a short answer to the question Claude's message before it ends on (``claude_said``,
+    nothing when the person spoke since): it opens with a yes ("yes, do that", "응 그렇게 해줘") or each of its
+    words is in Claude's message ("Git" to "…through Git, or as a zip?"). Such a reply continues the request
+    Claude asked about; it is not a new one (:func:`latest_request`)."""
+    if entry.kind not in ("prompt", "queued") or not asks(claude_said):
+        return False
+    text = entry.text.strip()
+    words = _ANSWER_WORD.findall(text.lower())
+    spaced = len(text.split()) > 1 or text.isascii()
+    if not words or (len(words) > ANSWER_WORDS if spaced else len("".join(text.split())) > ANSWER_CHARS):
+        return False
+    if _YES.match(text):
+        return True
+    offered = set(_ANSWER_WORD.findall(claude_said.lower()))
+    return spaced and all(w in offered for w in words)
+
+
+def _claude_before(chain: list[Entry]) -> dict[str, str]:
+    """For each prompt of ``chain`` (a read's entries), Claude's last text before it with no message of the
+    person's between; absent when the person spoke last, and for a reply by number or letter to Claude's list
+    (the request names what it picked: ``handover.task_text``)."""
+    out: dict[str, str] = {}
+    last = ""
+    for e in chain:
+        if e.role == "assistant":
+            last = said(e) or last
+        elif e.role == "user":
+            if last and e.kind in ("prompt", "queued"):
+                out[e.uuid] = last
+            last = ""
+    return out
+
+
+# A prompt that tells Claude to go on, saying how ("continue and in parallel", "proceed, but skip the docs"): the
+# request in progress goes on with what it adds; it is not a new one.
+_CONTINUES = re.compile(
+    r"^(?:ok(?:ay)?[\s,.!]*)?(?:continue|proceed|go on|keep going|carry on|resume|weiter|mach weiter|continúa|continua|"
+    r"continuez|продолжай|продолжи|继续|계속|ต่อ)\b", re.IGNORECASE)
+
+
+def continues(entry: Entry) -> bool:
+    """Whether a prompt tells Claude to go on with the request in progress (with or without more said)."""
+    return entry.kind in ("prompt", "queued") and bool(_CONTINUES.match(entry.text.strip()))
+
+
+def latest_request(path: str, chain: list[Entry] | None = None) -> Entry | None:
+    """The person's latest substantive request in the file (see :func:`substantive`), or None; a prompt that
+    tells Claude to go on (:func:`continues`) is passed over for the request before it. With ``chain`` (the
+    entries of a read of the file), so is a short answer to Claude's question in it (:func:`answers_claude`)."""
+    before = _claude_before(chain) if chain else {}
+    return next((e for e in reversed(person_entries(path))
+                 if substantive(e) and not continues(e) and not answers_claude(e, before.get(e.uuid, ""))), None)
