@@ -860,8 +860,8 @@ def main(argv: list[str] | None = None) -> int:
           else table(results, total, oracle_res, command.strip()))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.name}.md").write_text(md)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps({"total": total, **public(results, oracle_res)},
-                                                          indent=1, ensure_ascii=False))
+    (RESULTS / f"{args.name}.json").write_text(json.dumps({"total": total, **public(results, oracle_res)},  # compact:
+                                                          separators=(",", ":"), ensure_ascii=False))  # the plugin copies it
     if args.detail:  # everything, quotes included: outside the repository only
         Path(args.detail).write_text(json.dumps({"total": total, "transcripts": results, "oracle": oracle_res},
                                                 indent=1, ensure_ascii=False))

@@ -183,6 +183,8 @@ def test_a_report_s_findings_pasted_to_be_fixed_are_not_rules():
     text = ("very good job, now fix these\n\n## Key Gaps\n- No transport-layer API tests.\n- Never mocked the DB, "
             "always hit it.\n\n## Rules\n- Never commit without running the tests.")
     assert [st.text for st in explicit.statements([text])] == ["Never commit without running the tests."]
+    rules = "## Code review rules\n- Never merge your own pull request.\n\n## Review findings\n- Never mocked the DB."
+    assert [st.text for st in explicit.statements([rules])] == ["Never merge your own pull request."]
 
 
 @pytest.mark.parametrize("answer", ["Not sure yet", "I don't know", "up to you", "不确定", "모르겠어요", "ไม่แน่ใจ"])
@@ -313,10 +315,11 @@ def test_a_short_answer_to_claude_s_question_continues_the_request_it_answers(tm
     ("Anything else?", "add a dark mode"),  # words Claude did not offer: a new request
     ("Should I keep the old parser?", "why would we need it?"),  # a question back
     ("Done. Should I also update the docs?", "no, rewrite the exporter in Rust first"),  # more than an answer
+    ("Should I also add tests?", "ok, now add the CSV export"),  # "ok" opens a new request
 ])
 def test_a_new_request_after_claude_s_question_is_the_request(tmp_path, question, reply):
     title = handover_title(tmp_path, "Get this session log over to the desktop app.", question, reply)
-    assert title.lower().startswith(reply[:12].lower())
+    assert title == transcript.request_text(reply)
 
 
 @pytest.mark.parametrize(("said", "asked"), [

@@ -289,8 +289,8 @@ def _without_findings(text: str) -> str:
     """``text`` less each section under a heading of findings (``_FINDINGS_HEADING``), to the next heading."""
     out, skipping = [], False
     for line in text.splitlines():
-        if _SECTION.match(line):
-            skipping = bool(_FINDINGS_HEADING.search(line))
+        if _SECTION.match(line):  # "## Review findings", not "## Code review rules"
+            skipping = bool(_FINDINGS_HEADING.search(line)) and not _HEADING.match(line.strip().rstrip(":："))
             if skipping:
                 continue
         if not skipping:

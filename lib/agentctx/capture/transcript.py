@@ -802,9 +802,10 @@ def tool_steps(path: str) -> list[Step]:
 # text written without spaces, ANSWER_CHARS characters).
 ANSWER_WORDS = 5
 ANSWER_CHARS = 12
+# A yes that answers (not "ok", which as often opens a new request: "ok, now add the export").
 _YES = re.compile(
-    r"^(?:yes|yep|yeah|yup|sure|ok(?:ay)?|alright|ja|jawohl|genau|oui|sí|si|sim|claro|да|ага|vâng|có|được|"
-    r"是的?|好的?|可以|对|行|嗯|はい|ええ|うん|네|예|응|좋아요?|ใช่|ได้|โอเค)(?=$|[\s,.!。！，、~])", re.IGNORECASE)
+    r"^(?:yes|yep|yeah|yup|sure|ja|jawohl|genau|oui|sí|si|sim|claro|да|ага|vâng|có|được|"
+    r"是的?|好的?|可以|对|行|嗯|はい|ええ|うん|네|예|응|좋아요?|ใช่|ได้)(?=$|[\s,.!。！，、~])", re.IGNORECASE)
 _ANSWER_WORD = re.compile(r"\w+")
 
 
