@@ -202,6 +202,10 @@ def test_telling_claude_to_go_on_continues_the_request(tmp_path):
     assert handover_title(tmp_path, "Refactor the CMS page by page, three pages at a time.", "Batch 1 done.",
                           "continue and in parallel", "Batch 2 done.", "continue", "Batch 3 done.") == (
         "Refactor the CMS page by page, three pages at a time. … then “continue and in parallel”")
+    # a session resumed in a new file, whose only prompt tells Claude to go on: that is the request it has
+    (tmp_path / "resumed").mkdir()
+    assert handover_title(tmp_path / "resumed", "continue generating the report", "Generating.") == (
+        "continue generating the report")
 
 
 def test_stop_hook_stores_them_through_the_worker(tmp_path):

@@ -883,7 +883,9 @@ def continues(entry: Entry) -> bool:
 def latest_request(path: str, chain: list[Entry] | None = None) -> Entry | None:
     """The person's latest substantive request in the file (see :func:`substantive`), or None; a prompt that
     tells Claude to go on (:func:`continues`) is passed over for the request before it. With ``chain`` (the
-    entries of a read of the file), so is a short answer to Claude's question in it (:func:`answers_claude`)."""
+    entries of a read of the file), so is a short answer to Claude's question in it (:func:`answers_claude`).
+    When the file holds nothing else (the request was made in an earlier file), the latest of those is it."""
     before = _claude_before(chain) if chain else {}
-    return next((e for e in reversed(person_entries(path))
-                 if substantive(e) and not continues(e) and not answers_claude(e, before.get(e.uuid, ""))), None)
+    requests = [e for e in person_entries(path) if substantive(e)]
+    return next((e for e in reversed(requests) if not continues(e) and not answers_claude(e, before.get(e.uuid, ""))),
+                requests[-1] if requests else None)
