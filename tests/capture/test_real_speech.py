@@ -408,6 +408,30 @@ def test_a_reply_read_after_the_turn_end_lines_still_finds_claude_s_list(tmp_pat
     assert any("SQLite" in t for t in titles) and any("SQLAlchemy" in t for t in titles)
 
 
+
+
+@pytest.mark.parametrize("then_says", [False, True])
+def test_a_reply_read_after_claude_s_tool_call_finds_the_list_a_whole_read_finds(tmp_path, then_says):
+    """Claude Code writes a message's text and its tool call as lines of their own (one message id). A worker that
+    read up to the text, mid-turn, meets the tool call and its result first, then the reply: the list is found as
+    a whole read finds it; after a later message of Claude's without a list, neither read takes it as a reply."""
+    s = Session(tmp_path / "t.jsonl")
+    s.user("Plan the storage layer.")
+    listing = "Two questions:\n1. Which database?\n   A) PostgreSQL\n   B) SQLite\n2. Which ORM?\n   A) SQLAlchemy\n   B) none"
+    s.add("assistant", message={"id": "msg_plan", "role": "assistant", "content": [{"type": "text", "text": listing}]})
+    first = transcript.read(str(s.path))
+    s.add("assistant", message={"id": "msg_plan", "role": "assistant",
+                                "content": [{"type": "tool_use", "id": "toolu_todo", "name": "TodoWrite", "input": {}}]})
+    s.add("user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_todo",
+                                                         "content": "Todos updated"}]})
+    if then_says:
+        s.say("Saved the plan to the todo list.")
+    s.user("1. B 2. A")
+    for read in (transcript.read(str(s.path), first.watermark), transcript.read(str(s.path))):
+        reply = next(e for e in read.entries if e.role == "user" and e.text.startswith("1. B"))
+        assert (reply.kind == "reply") is not then_says
+        titles = [st.text for st in explicit.from_entries(read.entries)]
+        assert any("SQLAlchemy" in t for t in titles) is not then_says
 def test_a_queued_prompt_whose_fate_the_read_cannot_see_waits_in_the_watermark(tmp_path):
     """A read that ends between the enqueue and the remove neither loses the prompt nor reads it twice: the
     watermark (as the store keeps it) carries it to the next read, which reads it once the remove is there;

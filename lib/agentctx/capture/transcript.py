@@ -389,12 +389,12 @@ LOOKBACK_BYTES = 1024 * 1024  # before a read's start: where the list a reply an
 
 
 def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entry]) -> None:
-    """A read whose first message is the person's numbered reply (the worker ran when Claude's turn ended, so
-    Claude's list was read before): the list is looked for walking up the reply's parents, through the lines
-    of this read that carry no message and on into the lines before ``offset``, and the reply gets it as its
-    context."""
-    first = next((e for e in entries if e.role in ("user", "assistant")), None)
-    if first is None or first.role != "user" or first.kind != "prompt" or not is_reply(first.text):
+    """A read whose first message of the person's is a numbered reply that no list of this read answers (the
+    worker ran when Claude's turn ended, or mid-turn after Claude's list and before its last tool call, so the
+    list was read before): the list is looked for walking up the reply's parents, through this read's lines and
+    on into the lines before ``offset``, and the reply gets it as its context."""
+    first = next((e for e in entries if e.role == "user"), None)
+    if first is None or first.kind != "prompt" or not is_reply(first.text):
         return
     line = next((n for n in chain if n["uuid"] == first.uuid), None)
     parent = line.get("parentUuid") if line else None
@@ -418,13 +418,28 @@ def _reply_context(path: str, offset: int, chain: list[dict], entries: list[Entr
         seen.add(parent)
         node = before[parent]
         if node.get("type") == "assistant" and not node.get("isSidechain"):
-            listed = _list_of("\n".join(text for role, text in _blocks(node) if role == "assistant"))
+            # Claude's message the reply follows, whole (its lines of one message id) as a whole read joins it: the
+            # list is there or nowhere
+            listed = _list_of("\n".join(_message_text(node, before)))
             if listed:
                 first.kind, first.context = "reply", listed
-                return
+            return
         elif node.get("type") == "user" and any(role in ("user", "command") for role, _ in _blocks(node)):
             return  # the person spoke before: no list was answered
         parent = node.get("parentUuid")
+
+
+def _message_text(node: dict, lines: dict[str, dict]) -> list[str]:
+    """Claude's text in ``node`` and in the lines of the same message before it (a message's text and tool calls
+    are written as lines of their own), in order."""
+    mid = (node.get("message") or {}).get("id")
+    texts: list[str] = []
+    while True:
+        texts.insert(0, "\n".join(text for role, text in _blocks(node) if role == "assistant"))
+        up = lines.get(node.get("parentUuid") or "")
+        if not (mid and up and up.get("type") == "assistant" and (up.get("message") or {}).get("id") == mid):
+            return texts
+        node = up
 
 
 def _is_boundary(line: dict) -> bool:
