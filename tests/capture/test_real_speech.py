@@ -148,6 +148,7 @@ def test_no_model_path_keeps_choices_and_rules_and_leaves_out_the_rest(tmp_path)
     "Mantén todos los endpoints asíncronos.",
     "we're not gonna include a browser inside", "We won't support Windows.",  # scope cuts
     "ต้องใช้ TypeScript ทุกไฟล์", "ห้ามแก้ไฟล์ test",  # Thai: must, must not
+    "summary里的格式应该用旧的", "日誌應該寫到 session-logs 倉庫",  # Chinese "should", simplified and traditional
 ])
 def test_durable_shapes_are_statements(sentence):
     assert explicit.classify(sentence) is not None
@@ -164,7 +165,8 @@ def test_durable_shapes_are_statements(sentence):
     "Dunno the app name now, let's brainstorm that one.", "Great, let's copy this chat history into the app dir",
     "dont code yet", "do not push just yet",  # a hold on the step at hand
     "No HTTP request layer exists.", "No tests were found for the parser.",  # facts, not rules
-    "เราต้องมีอะไรบ้าง", "ใช้ Tailwind แทน CSS ธรรมดาไหมครับ", "จะเก็บข้อมูลไว้ที่ไหน",  # Thai questions without a "?"
+    "เราต้องมีอะไรบ้าง", "ใช้ Tailwind แทน CSS ธรรมดาไหมครับ", "จะเก็บข้อมูลไว้ที่ไหน",
+    "这应该是一个缓存的bug", "但這應該可以更進化",  # Chinese "should" as a guess: "probably is", "could"
 ])
 def test_questions_requests_and_pasted_output_are_not(sentence):
     assert explicit.classify(sentence) is None

@@ -113,7 +113,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\bne (?:pas|jamais)\b|\bno (?:uses|usar)\b|"
         r"\b(?:asegúrate|mantén|mantenga)\b|\b(?:certifique-se|mantenha|não (?:use|usar|faça|altere|mude|crie))\b|"
         r"\b(?:убедись|убедитесь|сохраняй|нельзя|обязательно|должн[аыо]?|не (?:используй|используйте|делай|меняй|трогай))\b|"
-        r"不要|别用|别再|不能|不许|必须|务必|确保|保持|一定要|"
+        r"不要|别用|别再|不能|不许|必须|务必|确保|保持|一定要|(?:应该|應該|应当|應當)(?!可以|能|会|會|是)|"
         r"しないで|ないでください|禁止|維持|"
         r"하지 ?마|하지 않|금지|반드시|꼭|유지|"
         r"อย่า|ห้าม|ต้อง(?!การ)|รักษา", _I)),  # ต้องการ is "want" (a preference's shape), not "must"
