@@ -39,6 +39,7 @@ import hashlib
 import re
 from typing import NamedTuple
 
+from agentctx.capture.transcript import CODE_FENCE
 from agentctx.redact import redact
 
 MAX_STATEMENT = 280
@@ -148,7 +149,6 @@ _REDACTED = re.compile(r"\[REDACTED:[\w.-]+\]")  # a secret's placeholder: text 
 _QUESTION_END = re.compile(
     r"(?:[?？]|吗|呢|か|까|나요|(?:ไหม|มั้ย|หรือเปล่า|หรือไม่|หรือยัง|อะไรบ้าง|ยังไง|อย่างไร|ไหน|เท่าไ(?:ร|หร่)|เหรอ|หรอ)"
     r"(?:\s*(?:ครับ|ค่ะ|คะ|นะ|จ๊ะ|จ้ะ|ฮะ))*)\s*[)\]\"'」]*$")
-_CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 _CLAUSE = re.compile(r"(?<=[,，、:：])\s*|\s+(?=(?:and|but|also|und|aber|sondern|then)\s)", _I)
 _WORD = re.compile(r"[^\W_]+")
@@ -221,7 +221,7 @@ def _clip(text: str, limit: int) -> str:
 def sentences(text: str) -> list[str]:
     """The person's sentences: code blocks and quoted lines (``>``) dropped; a long run-on sentence is
     split into clauses."""
-    text = _CODE_FENCE.sub("\n", text)
+    text = CODE_FENCE.sub("\n", text)
     lines = [line for line in text.splitlines() if not line.lstrip().startswith(">")]
     out = []
     for part in _SENTENCE.split("\n".join(lines)):
@@ -319,7 +319,7 @@ def split_document(text: str) -> tuple[str, str]:
     heading and the rest; for any other message, all of it and ``""``."""
     if len(text) < DOC_CHARS:
         return text, ""
-    lines = _CODE_FENCE.sub("\n", text).splitlines()
+    lines = CODE_FENCE.sub("\n", text).splitlines()
     heads = [i for i, line in enumerate(lines) if _SECTION.match(line)]
     if len(heads) < DOC_HEADINGS:
         return text, ""

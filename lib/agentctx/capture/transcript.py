@@ -829,7 +829,7 @@ def said(entry: Entry) -> str:
     return "\n".join(ln for ln in entry.text.splitlines() if not ln.startswith("[tool ")).strip()
 
 
-_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a Markdown code block, closed or running to the end
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
 _ENDS_ASKING = re.compile(r"[?？][)\]\"'»”*]*$")
 
@@ -837,7 +837,7 @@ _ENDS_ASKING = re.compile(r"[?？][)\]\"'»”*]*$")
 def question(text: str) -> str:
     """The question Claude's text ends on, "" when none: a sentence ending in a question mark in its last
     paragraph, code blocks aside ("Should it go through Git? For example: ```scp …```" asks)."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", _FENCED.sub("\n\n", text)) if p.strip()]
+    paragraphs = [p for p in re.split(r"\n\s*\n", CODE_FENCE.sub("\n\n", text)) if p.strip()]
     if not paragraphs:
         return ""
     found = [x.strip(" -*•") for x in _SENTENCE_END.split(paragraphs[-1].replace("**", "")) if _ENDS_ASKING.search(x.strip())]
