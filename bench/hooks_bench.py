@@ -70,7 +70,7 @@ LAUNCH = os.path.join(ROOT, "hooks", "launch.sh")
 RATIO_TARGETS = {  # (case, records or None for every size) -> max median / the bare interpreter's median (issue 21)
     ("user_prompt_submit", 10_000): 2.5,
     ("user_prompt_submit", 100_000): 4.0,
-    ("session_start_warm", None): 2.0,
+    ("session_start_sealed", None): 2.0,
     ("post_tool_use", None): 2.5,
     ("stop", None): 2.5,
 }
@@ -532,6 +532,8 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
         Case("direct_user_prompt_submit", "UserPromptSubmit, script-env python, no uv",
              direct("user_prompt_submit"), env, repo, ups_payload),
     ], runs=runs, warmup=warmup)
+    sealed = measure_sealed(interp, env, repo, ss_payload, ss_check, runs=runs, warmup=warmup)
+    cases.update(sealed.pop("cases"))
     ups_records = [u["records"] for u in ups_log]
     log_file = os.path.join(home, "logs", "agentctx.log")
     hook_log = open(log_file, encoding="utf-8").read().splitlines() if os.path.exists(log_file) else []
@@ -542,7 +544,9 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
         "records": n,
         "loadavg_before": load_before,
         "loadavg_after": loadavg(),
-        "ratios": {key: round(c["median_ms"] / bare, 2) for key, c in cases.items() if key != BARE},
+        "ratios": {key: round(c["median_ms"] / (cases[SEALED_BARE]["median_ms"] if key in SEALED_CASES else bare), 2)
+                   for key, c in cases.items() if key not in (BARE, SEALED_BARE)},
+        "sealed_phase": sealed,
         "store": store,
         "store_after_runs": {k: after[k] for k in ("db_bytes", "db_bytes_per_10k_records")},
         "cases": cases,
@@ -565,6 +569,42 @@ def bench_size(n: int, work: str, interp: dict, runs: int, warmup: int, consolid
     }
 
 
+SEALED_BARE = "bare_python_sealed_phase"
+SEALED_CASES = ("session_start_sealed", "direct_session_start_sealed")
+
+
+def measure_sealed(interp: dict, env: dict[str, str], repo: str, payload, check, *, runs: int,
+                   warmup: int) -> dict:
+    """SessionStart when nothing changed since the last start in this folder: the seal (``injection.ready``)
+    holds, and the answer is served on stat checks alone. Timed in a phase of its own, interleaved with the
+    bare interpreter only: in the main phase every other hook writes the store between two SessionStarts,
+    and a SessionStart after a write runs whole (that is the "warm digest cache" row). Starts run whole
+    first, a margin apart, until one seals (as the first start after a change does)."""
+    sys.path.insert(0, os.path.join(ROOT, "lib"))
+    os.environ["AGENTCTX_HOME"] = env["AGENTCTX_HOME"]
+    from agentctx.injection import ready
+
+    seal = ready.seal_path(os.path.realpath(repo))
+    for i in range(20):
+        if os.path.exists(seal):
+            break
+        run_once(["sh", LAUNCH, "session_start"], payload(i), env, repo)
+        time.sleep(ready.MARGIN_NS / 1e9 * 2)
+    if not os.path.exists(seal):
+        raise RuntimeError("no SessionStart sealed its answer (see the hook log)")
+    before = os.stat(seal).st_mtime_ns
+    cases = measure([
+        Case(SEALED_BARE, "bare interpreter, sealed phase", [interp["script_python"]["user_prompt_submit"], "-c",
+                                                              "pass"], env, repo),
+        Case("session_start_sealed", "SessionStart, nothing changed (sealed)", ["sh", LAUNCH, "session_start"], env,
+             repo, payload, None, check("sealed")),
+        Case("direct_session_start_sealed", "SessionStart sealed, script-env python, no uv",
+             [interp["script_python"]["session_start"], os.path.join(ROOT, "hooks", "session_start.py")], env, repo,
+             payload, None, check("sealed")),
+    ], runs=runs, warmup=warmup)
+    return {"cases": cases, "served_sealed_throughout": os.path.exists(seal) and os.stat(seal).st_mtime_ns == before}
+
+
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
@@ -573,7 +613,11 @@ CASE_LABELS = [
     (BARE, "bare interpreter: the script environment's `python -c pass`, interleaved"),
     (FLOOR, "floor: the same interpreter parsing the JSON, reading the store read-only, printing JSON "
             "(`bench/baselines/floor.py`, nothing of agentctx)"),
-    ("session_start_warm", "SessionStart, warm digest cache (`sh hooks/launch.sh session_start`)"),
+    ("session_start_sealed", "SessionStart, nothing changed since the last start here: served sealed "
+                             "(`sh hooks/launch.sh session_start`; own phase, ratio to that phase's bare interpreter)"),
+    ("direct_session_start_sealed", "↳ SessionStart sealed, same Python without launcher or uv"),
+    ("session_start_warm", "SessionStart after other hooks wrote the store, digest cache warm: the whole start "
+                           "(`sh hooks/launch.sh session_start`)"),
     ("session_start_live", "SessionStart, digest built live (cache deleted before each run)"),
     ("user_prompt_submit", "UserPromptSubmit, 30 prompts cycled (`sh hooks/launch.sh user_prompt_submit`)"),
     ("post_tool_use", "PostToolUse, an Edit, handed to a detached process (`sh hooks/launch.sh post_tool_use`)"),
@@ -668,6 +712,8 @@ def markdown(result: dict) -> str:
                    f"({s['user_prompt_submit_injection']['records_per_run_min']}–"
                    f"{s['user_prompt_submit_injection']['records_per_run_max']})"),
         ("UserPromptSubmit max tokens (cap 2,000)", lambda s: f"{s['user_prompt_submit_injection']['max_tokens']:,}"),
+        ("sealed phase: the seal held through every run (no start ran whole)",
+         lambda s: "yes" if s.get("sealed_phase", {}).get("served_sealed_throughout") else "no ❌"),
     ]
     for label, fn in rows:
         lines.append(f"| {label} | " + " | ".join(fn(s) for s in sizes) + " |")

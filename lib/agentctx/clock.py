@@ -16,6 +16,13 @@ def now() -> str:
     return datetime.now(timezone.utc).strftime(FORMAT)
 
 
+def at(epoch: float) -> str:
+    """A time given in seconds since the epoch as a stored timestamp (``AGENTCTX_NOW``, when set, as in ``now``)."""
+    if os.environ.get("AGENTCTX_NOW"):
+        return now()
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime(FORMAT)
+
+
 def to_iso(dt: datetime) -> str:
     """A datetime (naive means UTC) as a stored timestamp."""
     if dt.tzinfo is None:

@@ -3,7 +3,6 @@ old content or the new, never half of either. The one implementation every write
 
 from __future__ import annotations
 
-import json
 import os
 
 
@@ -28,4 +27,6 @@ def write_atomic(path: str, data: str | bytes) -> str:
 
 def write_json(path: str, value: object, **dump_options: object) -> str:
     """``value`` as JSON, written atomically (``dump_options`` go to ``json.dumps``)."""
+    import json  # here: SessionStart's sealed path writes with ``write_atomic`` and must not pay for ``json``
+
     return write_atomic(path, json.dumps(value, **dump_options))

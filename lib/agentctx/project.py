@@ -9,7 +9,6 @@ is a boundary: a repository at HOME (dotfiles) or above it is never the project 
 from __future__ import annotations
 
 import os
-import re
 
 GIT_FILE_LIMIT = 1024 * 1024  # .git/config, HEAD, commondir: a few hundred bytes in practice
 
@@ -46,6 +45,8 @@ def _hash(text: str) -> str:
 
 def normalize_remote(url: str) -> str:
     """``git@GitHub.com:Org/Repo.git`` and ``https://u:p@github.com/org/repo`` → ``github.com/org/repo``."""
+    import re  # here, not at the top: SessionStart's sealed path imports this module for ``working_dir`` only
+
     url = url.strip()
     scp = re.match(r"^(?:[\w.\-]+@)?([\w.\-]+):(?!//)(.+)$", url)
     if scp and "://" not in url and not re.match(r"^[A-Za-z]:[\\/]", url):
@@ -62,10 +63,13 @@ def normalize_remote(url: str) -> str:
     return f"{host.lower()}/{path.lower()}".rstrip("/")
 
 
-def _read(path: str) -> str | None:
-    """A git metadata file's text (HEAD, config, commondir, a ``.git`` file): regular and bounded, else None."""
+def _read(path: str, probes: list[str] | None = None) -> str | None:
+    """A git metadata file's text (HEAD, config, commondir, a ``.git`` file): regular and bounded, else None.
+    ``probes`` collects the path (see ``detect``)."""
     from agentctx import safefile
 
+    if probes is not None:
+        probes.append(path)
     try:
         return safefile.read_text(path, GIT_FILE_LIMIT, binary_ok=True)
     except (OSError, safefile.Refused):
@@ -74,6 +78,8 @@ def _read(path: str) -> str | None:
 
 def _remote_url(config_text: str) -> str | None:
     """``origin``'s url from a git config, else the first remote's."""
+    import re
+
     remotes: dict[str, str] = {}
     current = None
     for line in config_text.splitlines():
@@ -97,7 +103,7 @@ def _home() -> str | None:
     return os.path.normcase(os.path.realpath(home)) if home != "~" else None
 
 
-def _git_dirs(start: str) -> tuple[str, str] | None:
+def _git_dirs(start: str, probes: list[str] | None = None) -> tuple[str, str] | None:
     """(work tree root, common git dir) for the repository containing ``start``.
 
     The user's home is a boundary: a repository at HOME (dotfiles) is the project only of HOME itself,
@@ -112,18 +118,22 @@ def _git_dirs(start: str) -> tuple[str, str] | None:
         if at_home and key != home:
             return None
         dotgit = os.path.join(here, ".git")
+        if probes is not None:
+            probes.append(dotgit)
         if os.path.isdir(dotgit):
-            common = _read(os.path.join(dotgit, "commondir"))
+            common = _read(os.path.join(dotgit, "commondir"), probes)
             gitdir = dotgit
             if common:
                 gitdir = os.path.normpath(os.path.join(dotgit, common.strip()))
             return here, gitdir
         if os.path.isfile(dotgit):
-            text = _read(dotgit) or ""
+            import re
+
+            text = _read(dotgit, probes) or ""
             m = re.match(r"^gitdir:\s*(.+)$", text.strip())
             if m:
                 gitdir = os.path.normpath(os.path.join(here, m.group(1).strip()))
-                common = _read(os.path.join(gitdir, "commondir"))
+                common = _read(os.path.join(gitdir, "commondir"), probes)
                 if common:
                     gitdir = os.path.normpath(os.path.join(gitdir, common.strip()))
                 return here, gitdir
@@ -142,14 +152,15 @@ def working_dir(candidate: str | None = None) -> str:
     return os.getcwd()
 
 
-def detect(cwd: str | None = None) -> Project:
-    """The project for ``cwd`` (default: the current directory); see ``_git_dirs`` for HOME."""
+def detect(cwd: str | None = None, *, probes: list[str] | None = None) -> Project:
+    """The project for ``cwd`` (default: the current directory); see ``_git_dirs`` for HOME. ``probes``, when
+    given, collects every path the answer was read from (found or not), for ``injection.ready``'s seal."""
     start = os.path.realpath(cwd or os.getcwd())
-    found = _git_dirs(start)
+    found = _git_dirs(start, probes)
     if found is None:
         return Project(_hash("path:" + os.path.normcase(start)), os.path.basename(start) or start, start, None)
     worktree, common = found
-    url = _remote_url(_read(os.path.join(common, "config")) or "")
+    url = _remote_url(_read(os.path.join(common, "config"), probes) or "")
     if os.path.basename(common) == ".git":
         main_root = os.path.dirname(common)
         main_name = os.path.basename(main_root)

@@ -260,6 +260,13 @@ def refuse(exc: Refused, event: str = "files") -> None:
     report(exc.path, exc.reason, event)
 
 
+def notice_inputs(root: str, probe: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """What ``notice(root, probe)`` reads: (files, folders whose listing it reads)."""
+    files = [os.path.abspath(os.path.join(root, rel)) for rel in probe]
+    folders = {os.path.dirname(_entry(path)) for path in files} | {_bucket(os.path.abspath(root))}
+    return files, sorted(folders)
+
+
 def notice(root: str, probe: tuple[str, ...] = ()) -> str | None:
     """One line naming the files of the repository at ``root`` that agentctx ignores, or None.
 

@@ -121,6 +121,17 @@ def user_path() -> str:
     return paths.sub("config.json")
 
 
+def inputs(root: str | None = None) -> list[str]:
+    """The files ``load`` reads for the project at ``root``, found or not (the environment's
+    ``OPTION_ENV`` variables aside): what must be unchanged for its answer to stand."""
+    files = [user_path(), claude_settings_path()]
+    if root:
+        from agentctx import project_settings
+
+        files.append(project_settings.file_path(root))
+    return files
+
+
 def claude_settings_path() -> str:
     """Claude Code's user settings file, where it keeps the plugin options that are not sensitive."""
     base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")

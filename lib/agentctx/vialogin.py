@@ -62,13 +62,14 @@ def _on_path(name: str) -> str | None:
     return None
 
 
-def _state_file() -> str:
+def state_file() -> str:
+    """Where the login path keeps what it told the person and when it was limited."""
     return paths.sub("login.json")
 
 
 def _state() -> dict:
     try:
-        with open(_state_file(), encoding="utf-8") as fh:
+        with open(state_file(), encoding="utf-8") as fh:
             data = json.load(fh)
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
@@ -77,7 +78,7 @@ def _state() -> dict:
 
 def _save_state(**changes) -> None:
     try:
-        fsio.write_atomic(_state_file(), json.dumps({**_state(), **changes}))
+        fsio.write_atomic(state_file(), json.dumps({**_state(), **changes}))
     except OSError:
         pass
 

@@ -15,34 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import budgets, project
-from agentctx.store import db, records
+from agentctx import budgets
+from agentctx.store import db, records, sessions
 from tests.support.hooks import ROOT, context_of, hook_env, run_hook
 from tests.support.imports import heavy_modules_loaded
 from tests.support.waiting import wait_for
 
 HOOKS = ("session_start", "user_prompt_submit", "session_end")
-
-
-@pytest.fixture
-def seeded(home: Path, repo: Path):
-    """A store with a few decisions, conventions, bugfixes and a handover for ``repo``."""
-    conn = db.connect()
-    proj = project.detect(str(repo))
-    add = lambda **kw: records.add(conn, proj.id, **kw)  # noqa: E731
-    recs = {
-        "grpc": add(type="decision", title="Internal services use gRPC", body="Protobuf contracts live in /proto."),
-        "cents": add(type="decision", title="Money is integer cents", body="Never floats for amounts.", pinned=True),
-        "problem": add(type="convention", title="Errors are problem+json", body="RFC 9457 bodies for every 4xx."),
-        "handover": add(type="handover", title="Refund endpoint half done", body="Next: wire the ledger client."),
-    }
-    for i in range(6):
-        recs[f"flaky{i}"] = add(
-            type="bugfix", title=f"Flaky webhook test number {i}",
-            body=f"The webhook signature test {i} failed because the clock skew check used local time.",
-        )
-    conn.close()
-    return proj, recs
 
 
 def payload(repo: Path, event: str, session: str = "sess-1", **extra) -> dict:
@@ -51,8 +30,11 @@ def payload(repo: Path, event: str, session: str = "sess-1", **extra) -> dict:
 
 
 def store_row(sql: str, *args):
+    """One row read as the dashboard or ``agentctx status`` would: session starts still waiting in files
+    (``store.starts``) folded in first."""
     conn = db.connect()
     try:
+        sessions.settle(conn)
         return conn.execute(sql, args).fetchone()
     finally:
         conn.close()

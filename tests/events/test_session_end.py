@@ -22,8 +22,10 @@ LAUNCH = ROOT / "hooks" / "launch.sh"
 
 
 def row(data: Path, sql: str, *args):
+    """One row, read as ``agentctx status`` would: session starts waiting in files folded in first."""
     conn = db.connect(str(data / "agentctx.db"))
     try:
+        sessions.settle(conn)
         found = conn.execute(sql, args).fetchone()
         return dict(found) if found else None
     finally:

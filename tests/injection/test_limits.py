@@ -19,7 +19,7 @@ from agentctx.events.session_start import on_session_start
 from agentctx.events.user_prompt_submit import on_user_prompt_submit
 from agentctx.hookio import HookEvent
 from agentctx.injection import digest, turn
-from agentctx.store import db, records
+from agentctx.store import db, records, sessions
 from tests.conftest import make_repo
 from tests.support.hooks import context_of, run_hook
 
@@ -133,7 +133,7 @@ def test_a_compact_session_start_with_every_section_full_and_an_anchor_is_cut_to
     assert len(rest) < len(plain)
     assert tokens(render.fence("session-start", [*anchor_lines, *plain[: len(rest) + 5]])) > SESSION_START_TOKENS, \
         "cut only near the limit"
-    row = conn.execute("SELECT tokens_injected FROM sessions WHERE session_id = ?", (SID,)).fetchone()
+    row = sessions.get(conn, SID)  # the start waited in a file (store.starts) until a reader folded it
     assert row["tokens_injected"] == tokens(compact) <= SESSION_START_TOKENS
 
 

@@ -1,31 +1,47 @@
-"""SessionStart: inject the digest (``injection.digest``), import a changed team file, register the
-session and account what was injected; queued notices go to the user in one line."""
+"""SessionStart: inject the digest (``injection.digest``), import a changed team file, note the session
+(``store.starts``: folded into the store by the next process that touches it) and what was injected;
+queued notices go to the user in one line.
+
+When nothing changed since a SessionStart in this folder found its digest current and had nothing else to
+say, the answer is served from that run's seal (``injection.ready``) on ``stat`` checks alone: the store is
+not opened, and nothing but the standard library's smallest modules is imported. Anything else runs the
+whole handler, which seals its answer for the next start when it can.
+"""
 
 from __future__ import annotations
 
 import os
-import sqlite3
+import time
 
-from agentctx import budgets, paths, prepare, project
+from agentctx import paths, project
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
-from agentctx.injection import digest
-from agentctx.logs import log
-from agentctx.store import db, projects, sessions, spend
+from agentctx.injection import ready
+from agentctx.store import starts
 
 
-def _team_import(conn: sqlite3.Connection, proj: project.Project) -> None:
-    """Read .agentctx/context.md back when it changed (a stat and one query when it did not)."""
+def log(event: str, line: str) -> None:
+    """``logs.log``, imported when there is something to log (it imports ``datetime``)."""
+    from agentctx import logs
+
+    logs.log(event, line)
+
+def _team_import(conn, proj: project.Project) -> bool:
+    """Read .agentctx/context.md back when it changed (a stat and one query when it did not). Whether
+    there was nothing to do."""
+    import sqlite3
+
     from agentctx.sharing import teamsync
 
     try:
         done = teamsync.at_session_start(conn, proj)
     except teamsync.Unreadable:  # logged once (safefile) and named in the notice
-        return
+        return False
     except (OSError, ValueError, sqlite3.Error) as exc:  # a bad team file must not cost the digest
         log("SessionStart", f"team import skipped: {type(exc).__name__}: {exc}")
-        return
+        return False
     if done:
         log("SessionStart", f"team file {done}")
+    return not done
 
 
 def _login_notice() -> str | None:
@@ -39,16 +55,22 @@ def _login_notice() -> str | None:
         return None
 
 
+def _own_files() -> tuple[str, ...]:
+    """agentctx's own files in a repository, relative to its root (checked at every SessionStart)."""
+    from agentctx import project_settings
+    from agentctx.sharing import drift, teamsync
+
+    return (os.path.join(project_settings.DIR, project_settings.NAME), *drift.FILES,
+            os.path.join(teamsync.DIR, teamsync.NAME), os.path.join(teamsync.DIR, ".gitattributes"))
+
+
 def _ignored_files(proj: project.Project) -> str | None:
     """One line naming the repository's files agentctx refuses to read (``safefile``): its own files are
     checked now (a few ``lstat``), the others come from the readers that refused them."""
-    from agentctx import project_settings, safefile
-    from agentctx.sharing import drift, teamsync
+    from agentctx import safefile
 
-    own = (os.path.join(project_settings.DIR, project_settings.NAME), *drift.FILES,
-           os.path.join(teamsync.DIR, teamsync.NAME), os.path.join(teamsync.DIR, ".gitattributes"))
     try:
-        return safefile.notice(proj.root, probe=own)
+        return safefile.notice(proj.root, probe=_own_files())
     except (OSError, ValueError) as exc:
         log("SessionStart", f"file check skipped: {type(exc).__name__}: {exc}")
         return None
@@ -56,16 +78,53 @@ def _ignored_files(proj: project.Project) -> str | None:
 
 def on_session_start(event: HookEvent) -> dict | None:
     """SessionStart hook: inject the digest; show queued notices to the user."""
+    if event.source != "compact":  # after a compaction the anchor leads: never sealed
+        sealed = ready.serve(event.cwd)
+        if sealed is not None:
+            _note(event, sealed.project, sealed.record_ids, sealed.tokens)
+            return _output(sealed.text)
+    return _whole(event)
+
+
+def _output(text: str, notices: list[str] | None = None) -> dict:
+    output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    if notices:
+        from agentctx import budgets
+
+        output["systemMessage"] = budgets.clip(" ".join(notices), 1000)
+    return output
+
+
+def _note(event: HookEvent, proj: dict, record_ids: list[str], tokens: int) -> None:
+    """Leave the session's start for the store (``store.starts``): its row, project, folder, what was injected."""
+    try:
+        starts.note(event.session_id, proj, event.cwd, event.source, record_ids, tokens)
+    except OSError as exc:  # an unwritable data folder: inject anyway
+        log("SessionStart", f"session not noted: {type(exc).__name__}: {exc}")
+
+
+def _whole(event: HookEvent) -> dict | None:
+    """The whole SessionStart: open the store, build or read the digest, say what there is to say, and seal
+    the answer for the next start when there was nothing to say but the digest."""
+    import sqlite3
+
+    from agentctx import budgets, prepare
+    from agentctx.injection import digest
+    from agentctx.store import db, spend
+
+    since = time.time_ns()  # before anything is read: what changes after this cannot be sealed over
     sid, source = event.session_id, event.source
-    proj = project.detect(event.cwd)
+    probes: list[str] = []
+    proj = project.detect(event.cwd, probes=probes)
     try:
         conn = db.connect(busy_ms=HOOK_BUSY_MS)
     except db.StoreError as exc:  # a store from a newer agentctx (or unwritable and behind): say so, do nothing
         log("SessionStart", f"store refused: {exc}")
         return {"systemMessage": budgets.clip(f"agentctx is off for this session: {exc}.", 1000)}
     read_only = db.is_read_only(conn)
+    quiet = not read_only and source != "compact"
     try:
-        _team_import(conn, proj)
+        quiet = _team_import(conn, proj) and quiet
         dig = digest.current(conn, proj)
         if source == "compact":  # the session's anchor state first (see capture/handover.py); never cached
             from agentctx.capture import handover
@@ -76,29 +135,24 @@ def on_session_start(event: HookEvent) -> dict | None:
                 log("SessionStart", f"anchor skipped: {type(exc).__name__}: {exc}")
                 lead = []
             dig = digest.build(conn, proj, lead=lead) if lead else dig
-        try:
-            with db.transaction(conn):
-                projects.register(conn, proj)
-                sessions.start(conn, sid, proj.id, proj.root, source)
-                sessions.follow(conn, sid, proj.id, event.cwd)  # where the MCP tools answer (capture/cwd_changed.py)
-                sessions.account(conn, sid, proj.id, "SessionStart", dig.record_ids, dig.tokens)
-        except sqlite3.Error as exc:  # read-only or locked store: inject anyway
-            log("SessionStart", f"accounting skipped: {type(exc).__name__}: {exc}")
         if not read_only:
             try:  # a session whose SessionEnd was cancelled is closed now (one indexed query when none is)
                 from agentctx.events.session_end import close_left_open
 
-                close_left_open(conn, proj, event)
+                quiet = not close_left_open(conn, proj, event) and quiet  # one still quiet too short waits for a whole run
             except (sqlite3.Error, OSError) as exc:
                 log("SessionStart", f"closing sessions left open skipped: {type(exc).__name__}: {exc}")
+                quiet = False
+            # noted after the sessions left open were folded and closed, so this one is never among them
+            _note(event, {"id": proj.id, "name": proj.name, "root": proj.root, "remote": proj.remote},
+                  dig.record_ids, dig.tokens)
         try:
             capped = spend.notice(conn, sid)
         except sqlite3.Error as exc:  # the cap line must not cost the digest
             log("SessionStart", f"spending check skipped: {type(exc).__name__}: {exc}")
-            capped = None
+            capped, quiet = None, False
     finally:
         conn.close()
-    output: dict = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": dig.text}}
     notices = db.take_notices() + ([capped] if capped else [])
     login = _login_notice()
     if login and login not in notices:  # the worker may have queued the same line
@@ -112,6 +166,33 @@ def on_session_start(event: HookEvent) -> dict | None:
     getting_ready = prepare.at_session_start()  # first session of this plugin folder: envs prepared detached
     if getting_ready:
         notices.insert(0, getting_ready)
-    if notices:
-        output["systemMessage"] = budgets.clip(" ".join(notices), 1000)
-    return output
+    if quiet and not notices:
+        _seal(event, proj, dig, probes, since)
+    elif source != "compact":
+        ready.unseal(event.cwd)
+    return _output(dig.text, notices)
+
+
+def _seal(event: HookEvent, proj: project.Project, dig, probes: list[str], since: int) -> None:
+    """Seal this start's answer for ``event.cwd`` (``injection.ready``), naming every file it was read from."""
+    from agentctx import prepare, safefile, settings, vialogin
+    from agentctx.injection import digest
+    from agentctx.sharing import teamsync
+
+    store = paths.db_path()
+    own, folders = safefile.notice_inputs(proj.root, _own_files())
+    files = [store, *probes, *settings.inputs(proj.root), teamsync.file_path(proj.root), vialogin.state_file(),
+             digest.cache_path(proj.id), *own]
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT")
+    if root:
+        files.append(prepare.marker(root))
+    try:
+        sealed = ready.seal(event.cwd, project={"id": proj.id, "name": proj.name, "root": proj.root,
+                                                "remote": proj.remote},
+                            cache=digest.cache_path(proj.id), generation=dig.generation, sections=dig.sections,
+                            files=files, wal=store + "-wal", listings=[paths.sub("notices"), *folders], since_ns=since)
+    except (OSError, ValueError) as exc:
+        log("SessionStart", f"not sealed: {type(exc).__name__}: {exc}")
+        return
+    if not sealed:
+        ready.unseal(event.cwd)

@@ -11,16 +11,60 @@ import sqlite3
 from collections.abc import Iterable
 
 from agentctx import clock
-from agentctx.store import records
+from agentctx.project import Project
+from agentctx.store import projects, records, starts
+from agentctx.store.db import transaction
 
 # Dedup rows of sessions that never reached SessionEnd are dropped after this long.
 STALE_INJECTION_DAYS = 3
+
+
+def settle(conn: sqlite3.Connection, session_id: str | None = None) -> int:
+    """Fold the SessionStarts waiting in files (``starts``: SessionStart does not write the store) into it:
+    this session's, or every session's. Every function here that reads or creates a session row calls it
+    first, so UserPromptSubmit's dedup sees what SessionStart injected. The number folded; a store that
+    cannot take them (read-only, locked) leaves them waiting, and the caller goes on."""
+    taken = starts.take(session_id)
+    if not taken:
+        return 0
+    try:
+        if conn.in_transaction:  # inside the caller's transaction: a savepoint, committed with it
+            conn.execute("SAVEPOINT settle")
+            try:
+                _fold(conn, taken)
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK TO settle")
+                    conn.execute("RELEASE settle")
+                raise
+            conn.execute("RELEASE settle")
+        else:
+            with transaction(conn):
+                _fold(conn, taken)
+    except sqlite3.Error:
+        starts.release(taken)
+        return 0
+    starts.done(taken)
+    return len(taken)
+
+
+def _fold(conn: sqlite3.Connection, taken: list[tuple[str, dict]]) -> None:
+    for _, entry in taken:
+        sid, p = entry["session_id"], entry["project"]
+        proj = Project(p["id"], p["name"], p["root"], p.get("remote") if isinstance(p.get("remote"), str) else None)
+        stamp = clock.at(float(entry.get("at") or 0)) if isinstance(entry.get("at"), (int, float)) else None
+        projects.register(conn, proj)
+        _start(conn, sid, proj.id, proj.root, entry["source"], stamp)
+        follow(conn, sid, proj.id, entry["cwd"])
+        account(conn, sid, proj.id, "SessionStart", [r for r in entry["record_ids"] if isinstance(r, str)],
+                entry["tokens"])
 
 
 def ensure(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str | None = None, *,
            source: str | None = None, refresh: bool = False, stamp: str | None = None) -> None:
     """Create the session row if it is new. With ``refresh`` (SessionStart) an existing row takes
     this project, folder and source and is open again."""
+    settle(conn, session_id)
     conflict = ("DO UPDATE SET project_id = excluded.project_id, cwd = excluded.cwd, source = excluded.source, "
                 "ended_at = NULL") if refresh else "DO NOTHING"
     conn.execute(
@@ -33,13 +77,20 @@ def ensure(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str 
 def start(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str, source: str) -> None:
     """Create or refresh the session row. After compaction or /clear the model has lost
     what was injected earlier, so the session's dedup state is reset."""
-    ensure(conn, session_id, project_id, cwd, source=source, refresh=True)
+    settle(conn, session_id)
+    _start(conn, session_id, project_id, cwd, source)
+
+
+def _start(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str, source: str,
+           stamp: str | None = None) -> None:
+    ensure(conn, session_id, project_id, cwd, source=source, refresh=True, stamp=stamp)
     if source in ("compact", "clear"):
         conn.execute("DELETE FROM injections WHERE session_id = ?", (session_id,))
 
 
 def get(conn: sqlite3.Connection, session_id: str) -> dict | None:
     """The session's row, or None."""
+    settle(conn, session_id)
     row = conn.execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     return dict(row) if row else None
 
@@ -64,8 +115,6 @@ def save_extraction(conn: sqlite3.Connection, session_id: str, *, watermark: str
                     billed: bool = False) -> None:
     """After an extraction run, in one transaction: the new watermark (if given), one more run
     (``run``), and the tokens and cost billed (``billed``)."""
-    from agentctx.store.db import transaction
-
     with transaction(conn):
         if watermark is not None:
             conn.execute("UPDATE sessions SET extraction_watermark = ? WHERE session_id = ?", (watermark, session_id))
@@ -88,6 +137,7 @@ SUBAGENT_EVENT = "SubagentStart"
 
 def injected_ids(conn: sqlite3.Connection, session_id: str) -> set[str]:
     """Records already injected into this session's main conversation."""
+    settle(conn, session_id)
     return {r[0] for r in conn.execute("SELECT record_id FROM injections WHERE session_id = ? AND event IS NOT ?",
                                        (session_id, SUBAGENT_EVENT))}
 
@@ -129,12 +179,14 @@ def follow(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str)
 
 def current_folder(conn: sqlite3.Connection, session_id: str) -> str | None:
     """The folder the session is in now (set by :func:`follow`), or None when unknown."""
+    settle(conn, session_id)
     row = conn.execute("SELECT current_cwd FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     return row[0] if row else None
 
 
 def end(conn: sqlite3.Connection, session_id: str, reason: str | None) -> None:
     """Mark the session ended and clean up dedup state (its own and any stale)."""
+    settle(conn, session_id)
     stamp = clock.now()
     conn.execute(
         "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE session_id = ?", (stamp, reason, session_id)
@@ -144,7 +196,9 @@ def end(conn: sqlite3.Connection, session_id: str, reason: str | None) -> None:
 
 
 def left_open(conn: sqlite3.Connection, project_id: str, except_session: str, limit: int = 5) -> list[dict]:
-    """Sessions of this project never ended (their SessionEnd was cancelled or never ran), oldest first."""
+    """Sessions of this project never ended (their SessionEnd was cancelled or never ran), oldest first.
+    Starts still waiting in files are not among them (not settled here: SessionStart asks, and a run that
+    wrote the store could not seal its answer); their sessions are closed once a later process folds them."""
     return [dict(r) for r in conn.execute(
         "SELECT session_id, cwd, started_at FROM sessions WHERE project_id = ? AND ended_at IS NULL "
         "AND session_id != ? ORDER BY started_at LIMIT ?", (project_id, except_session, limit))]
@@ -163,6 +217,7 @@ def close(conn: sqlite3.Connection, session_ids: Iterable[str], reason: str) -> 
 
 def recent(conn: sqlite3.Connection, project_id: str, limit: int = 10) -> list[dict]:
     """The project's newest sessions: start, end, source, tokens injected, extraction cost."""
+    settle(conn)
     return [dict(r) for r in conn.execute(
         "SELECT session_id, started_at, ended_at, source, tokens_injected, injections, extraction_cost_usd "
         "FROM sessions WHERE project_id = ? ORDER BY started_at DESC LIMIT ?", (project_id, limit))]
@@ -170,6 +225,7 @@ def recent(conn: sqlite3.Connection, project_id: str, limit: int = 10) -> list[d
 
 def timeline(conn: sqlite3.Connection, project_id: str, limit: int = 500) -> list[dict]:
     """The project's last ``limit`` sessions, oldest first: tokens injected and extraction cost."""
+    settle(conn)
     rows = conn.execute(
         """
         SELECT * FROM (
@@ -185,6 +241,7 @@ def timeline(conn: sqlite3.Connection, project_id: str, limit: int = 500) -> lis
 
 def totals(conn: sqlite3.Connection, project_id: str) -> dict:
     """The project's sums over all sessions: tokens injected, extraction runs, tokens and cost."""
+    settle(conn)
     row = conn.execute(
         "SELECT COALESCE(SUM(tokens_injected), 0), COALESCE(SUM(extraction_runs), 0), "
         "COALESCE(SUM(extraction_input_tokens), 0), COALESCE(SUM(extraction_output_tokens), 0), "
