@@ -172,6 +172,13 @@ def marker(root: str) -> str:
     return os.path.join(paths.cache_dir(), "ready", f"{key}.json")
 
 
+def settled(root: str) -> bool:
+    """Whether the plugin folder's environments were prepared: SessionStart has nothing more to start or
+    say about them, now or as time passes (``injection.sealing``)."""
+    state = _read(marker(root))
+    return bool(state) and state.get("status") == "done"
+
+
 def _read(path: str) -> dict | None:
     try:
         with open(path, encoding="utf-8") as fh:

@@ -200,6 +200,12 @@ def wanted() -> bool:
             and not os.environ.get("ANTHROPIC_API_KEY", "").strip())
 
 
+def silent_at_start() -> bool:
+    """Whether ``notice_at_start`` has nothing to say until the state file, the settings or the environment
+    change: the person was told, or the login path is not wanted (``injection.sealing``)."""
+    return bool(_state().get("told")) or not wanted()
+
+
 def notice_at_start() -> str | None:
     """SessionStart's line, once: the login path would run here (checked without running ``claude``)."""
     if _state().get("told") or not wanted() or not route(ask=False)[0]:

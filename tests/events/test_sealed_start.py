@@ -13,8 +13,10 @@ from pathlib import Path
 from agentctx import budgets, paths
 from agentctx.injection import ready
 from agentctx.store import db, records, sessions
+from tests.capture.test_extract import SID, Transcript
 from tests.support.hooks import context_of, hook_env, run_hook
 from tests.support.imports import heavy_modules_loaded
+from tests.support.waiting import wait_for
 
 
 def start(repo: Path, home: Path, session: str, source: str = "startup"):
@@ -124,3 +126,26 @@ def test_after_a_compaction_the_whole_start_runs(seeded, home, repo):
         assert sessions.get(conn, "compacted")["source"] == "compact"
     finally:
         conn.close()
+
+
+def test_after_a_session_ends_its_background_work_seals_the_next_start(seeded, home, repo, tmp_path):
+    """The real order: a start, a prompt (which writes the store), a decision typed, the session's end
+    handed off; the final extraction and the consolidation pass run detached and the last of them seals. The
+    next start is then served sealed, with the decision the session stated, nothing stale."""
+    tx = Transcript(tmp_path / f"{SID}.jsonl")
+    tx.turn("We decided the cache TTL is 300 seconds.", "OK.")
+    env = hook_env(home, AGENTCTX_EXTRACT_IDLE="0", AGENTCTX_EXTRACT_MIN_TOKENS="0")
+    base = {"session_id": SID, "cwd": str(repo), "transcript_path": str(tx.path)}
+    assert run_hook("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}, home,
+                    env=env).returncode == 0
+    assert run_hook("user_prompt_submit", {**base, "hook_event_name": "UserPromptSubmit",
+                                           "prompt": "money amounts: integer cents?"}, home, env=env).returncode == 0
+    assert run_hook("session_end", {**base, "hook_event_name": "SessionEnd", "reason": "other"}, home,
+                    env=env).returncode == 0
+    locks = Path(paths.sub("locks"))
+    wait_for(lambda: seal_path(repo).exists() and not list(locks.glob("*.lock")), "the background work to seal",
+             timeout=120)
+    sealed_at = seal_path(repo).stat().st_mtime_ns
+    ctx = start(repo, home, "next")["hookSpecificOutput"]["additionalContext"]
+    assert "cache TTL is 300 seconds" in ctx and "Money is integer cents" in ctx
+    assert seal_path(repo).stat().st_mtime_ns == sealed_at  # served from the seal, not a whole run sealing again

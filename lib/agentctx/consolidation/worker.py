@@ -88,6 +88,10 @@ def work(session_id: str, transcript_path: str, cwd: str | None = None, *, final
             break
         if not (os.path.exists(lock.pending_path) or lock.final_requested()) or not lock.acquire():
             break
+    if final and results and results[-1].status != "failed":  # the session is over: seal the next start here
+        from agentctx.injection import sealing
+
+        sealing.after_work(cwd or os.getcwd())
     return results
 
 

@@ -10,7 +10,6 @@ whole handler, which seals its answer for the next start when it can.
 
 from __future__ import annotations
 
-import os
 import time
 
 from agentctx import paths, project
@@ -55,22 +54,14 @@ def _login_notice() -> str | None:
         return None
 
 
-def _own_files() -> tuple[str, ...]:
-    """agentctx's own files in a repository, relative to its root (checked at every SessionStart)."""
-    from agentctx import project_settings
-    from agentctx.sharing import drift, teamsync
-
-    return (os.path.join(project_settings.DIR, project_settings.NAME), *drift.FILES,
-            os.path.join(teamsync.DIR, teamsync.NAME), os.path.join(teamsync.DIR, ".gitattributes"))
-
-
 def _ignored_files(proj: project.Project) -> str | None:
     """One line naming the repository's files agentctx refuses to read (``safefile``): its own files are
     checked now (a few ``lstat``), the others come from the readers that refused them."""
     from agentctx import safefile
+    from agentctx.injection import sealing
 
     try:
-        return safefile.notice(proj.root, probe=_own_files())
+        return safefile.notice(proj.root, probe=sealing.own_files())
     except (OSError, ValueError) as exc:
         log("SessionStart", f"file check skipped: {type(exc).__name__}: {exc}")
         return None
@@ -109,7 +100,7 @@ def _whole(event: HookEvent) -> dict | None:
     import sqlite3
 
     from agentctx import budgets, prepare
-    from agentctx.injection import digest
+    from agentctx.injection import digest, sealing
     from agentctx.store import db, spend
 
     since = time.time_ns()  # before anything is read: what changes after this cannot be sealed over
@@ -148,6 +139,7 @@ def _whole(event: HookEvent) -> dict | None:
                   dig.record_ids, dig.tokens)
         try:
             capped = spend.notice(conn, sid)
+            quiet = quiet and sealing.quiet(conn, proj)  # asked before this run takes the notices and tells
         except sqlite3.Error as exc:  # the cap line must not cost the digest
             log("SessionStart", f"spending check skipped: {type(exc).__name__}: {exc}")
             capped, quiet = None, False
@@ -166,33 +158,12 @@ def _whole(event: HookEvent) -> dict | None:
     getting_ready = prepare.at_session_start()  # first session of this plugin folder: envs prepared detached
     if getting_ready:
         notices.insert(0, getting_ready)
+    sealed = False
     if quiet and not notices:
-        _seal(event, proj, dig, probes, since)
-    elif source != "compact":
+        try:
+            sealed = sealing.seal(event.cwd, proj, dig, probes, since)
+        except (OSError, ValueError) as exc:
+            log("SessionStart", f"not sealed: {type(exc).__name__}: {exc}")
+    if not sealed and source != "compact":
         ready.unseal(event.cwd)
     return _output(dig.text, notices)
-
-
-def _seal(event: HookEvent, proj: project.Project, dig, probes: list[str], since: int) -> None:
-    """Seal this start's answer for ``event.cwd`` (``injection.ready``), naming every file it was read from."""
-    from agentctx import prepare, safefile, settings, vialogin
-    from agentctx.injection import digest
-    from agentctx.sharing import teamsync
-
-    store = paths.db_path()
-    own, folders = safefile.notice_inputs(proj.root, _own_files())
-    files = [store, *probes, *settings.inputs(proj.root), teamsync.file_path(proj.root), vialogin.state_file(),
-             digest.cache_path(proj.id), *own]
-    root = os.environ.get("CLAUDE_PLUGIN_ROOT")
-    if root:
-        files.append(prepare.marker(root))
-    try:
-        sealed = ready.seal(event.cwd, project={"id": proj.id, "name": proj.name, "root": proj.root,
-                                                "remote": proj.remote},
-                            cache=digest.cache_path(proj.id), generation=dig.generation, sections=dig.sections,
-                            files=files, wal=store + "-wal", listings=[paths.sub("notices"), *folders], since_ns=since)
-    except (OSError, ValueError) as exc:
-        log("SessionStart", f"not sealed: {type(exc).__name__}: {exc}")
-        return
-    if not sealed:
-        ready.unseal(event.cwd)

@@ -38,10 +38,13 @@ except ImportError:
 VERSION = 1
 MARGIN_NS = 50_000_000  # a file changed this close to the sealing run's start may change again unseen
 COARSE_MARGIN_NS = 2_000_000_000  # the same where the file system keeps whole seconds (HFS+, FAT, some NFS)
-# What the answer may depend on in the environment: the store's place, the settings' plugin options,
-# whether the login notice would show (a key set, ``claude`` on the PATH), where Claude Code keeps its files.
-ENV_NAMES = ("HOME", "PATH", "ANTHROPIC_API_KEY", "CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR")
-ENV_PREFIXES = ("AGENTCTX_", "CLAUDE_PLUGIN_", "XDG_")
+# What the answer may depend on in the environment: where the store, the cache and the settings are, the
+# plugin's folder and options, whether the login path is wanted, the clock tests fix. Not the PATH (uv and
+# virtual environments change it; a seal is only made once the login line has nothing left to say).
+ENV_NAMES = ("HOME", "LOCALAPPDATA", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "AGENTCTX_HOME",
+             "AGENTCTX_CACHE_DIR", "AGENTCTX_LLM", "AGENTCTX_CLAUDE_BIN", "AGENTCTX_NOW", "ANTHROPIC_API_KEY",
+             "CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT")
+ENV_PREFIXES = ("CLAUDE_PLUGIN_OPTION_",)
 
 
 class Sealed:
