@@ -142,9 +142,11 @@ def test_after_a_session_ends_its_background_work_seals_the_next_start(seeded, h
                                            "prompt": "money amounts: integer cents?"}, home, env=env).returncode == 0
     assert run_hook("session_end", {**base, "hook_event_name": "SessionEnd", "reason": "other"}, home,
                     env=env).returncode == 0
-    locks = Path(paths.sub("locks"))
-    wait_for(lambda: seal_path(repo).exists() and not list(locks.glob("*.lock")), "the background work to seal",
-             timeout=120)
+    locks, log = Path(paths.sub("locks")), Path(paths.sub("logs", "agentctx.log"))
+    # both are done (each seals while it still holds its lock, then logs or returns)
+    wait_for(lambda: log.exists() and f"extract {SID[:12]}: " in log.read_text() and " consolidate " in
+             log.read_text() and not list(locks.glob("*.lock")), "the final extraction and the pass", timeout=120)
+    assert seal_path(repo).exists()
     sealed_at = seal_path(repo).stat().st_mtime_ns
     ctx = start(repo, home, "next")["hookSpecificOutput"]["additionalContext"]
     assert "cache TTL is 300 seconds" in ctx and "Money is integer cents" in ctx

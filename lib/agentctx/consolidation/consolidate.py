@@ -347,12 +347,12 @@ def run(proj: project_mod.Project, *, seconds: float | None = None, dry_run: boo
         if work.store is not None:
             work.store.close()
         conn.close()
+        if not dry_run:  # the next SessionStart here is served on stat checks alone (injection.sealing)
+            from agentctx.injection import sealing
+
+            work.report["sealed"] = sealing.after_work(proj.root)
         lock.release()
     work.report["seconds"] = round(time.monotonic() - started, 3)
-    if not dry_run:  # the next SessionStart here is served on stat checks alone (injection.sealing)
-        from agentctx.injection import sealing
-
-        work.report["sealed"] = sealing.after_work(proj.root)
     steps = work.report["steps"]
     log("consolidate", f"{work.report['status']} in {work.report['seconds']}s: "
         + ", ".join(f"{k}={_summary(v)}" for k, v in steps.items()))

@@ -82,16 +82,16 @@ def work(session_id: str, transcript_path: str, cwd: str | None = None, *, final
                     break
                 if result.status == "waiting":
                     _wait_for_change(transcript_path, idle_s, lock)
+            if final and results and results[-1].status != "failed":
+                from agentctx.injection import sealing
+
+                sealing.after_work(cwd or os.getcwd())  # the session is over: seal the next start, lock still held
         finally:
             lock.release()
         if results and results[-1].status == "failed":
             break
         if not (os.path.exists(lock.pending_path) or lock.final_requested()) or not lock.acquire():
             break
-    if final and results and results[-1].status != "failed":  # the session is over: seal the next start here
-        from agentctx.injection import sealing
-
-        sealing.after_work(cwd or os.getcwd())
     return results
 
 

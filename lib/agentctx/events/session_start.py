@@ -24,6 +24,7 @@ def log(event: str, line: str) -> None:
 
     logs.log(event, line)
 
+
 def _team_import(conn, proj: project.Project) -> bool:
     """Read .agentctx/context.md back when it changed (a stat and one query when it did not). Whether
     there was nothing to do."""
@@ -130,11 +131,12 @@ def _whole(event: HookEvent) -> dict | None:
             try:  # a session whose SessionEnd was cancelled is closed now (one indexed query when none is)
                 from agentctx.events.session_end import close_left_open
 
-                quiet = not close_left_open(conn, proj, event) and quiet  # one still quiet too short waits for a whole run
+                # one closed is a write (no seal); one not yet quiet for long enough waits for a later whole start
+                quiet = not close_left_open(conn, proj, event) and quiet
             except (sqlite3.Error, OSError) as exc:
                 log("SessionStart", f"closing sessions left open skipped: {type(exc).__name__}: {exc}")
                 quiet = False
-            # noted after the sessions left open were folded and closed, so this one is never among them
+            # a file, not a row: a start that wrote the store could not seal (``sessions.settle`` folds it in)
             _note(event, {"id": proj.id, "name": proj.name, "root": proj.root, "remote": proj.remote},
                   dig.record_ids, dig.tokens)
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from agentctx.store import sessions
 from agentctx.store.query import COLUMNS
 
 
@@ -39,6 +40,7 @@ def files_between(conn: sqlite3.Connection, project_id: str, start: str, end: st
 def sessions_between(conn: sqlite3.Connection, project_id: str, start: str, end: str) -> list[dict]:
     """The project's sessions active in the window (started in it, or started before and not ended
     before it), oldest first, with their metadata (JSON text) and token counts."""
+    sessions.settle(conn)  # starts still waiting in files (store.starts) count
     return [dict(r) for r in conn.execute(
         "SELECT session_id, started_at, ended_at, end_reason, tokens_injected, injections, meta, "
         "extraction_cost_usd FROM sessions WHERE project_id = ? AND started_at < ? "

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 
+from agentctx.store import sessions
 from agentctx.store.query import current_sql
 
 
 def projects(conn: sqlite3.Connection) -> list[dict]:
     """Every project with its current and total record counts, sessions and drift candidates,
     most recently seen first."""
+    sessions.settle(conn)  # starts still waiting in files (store.starts) count, and their projects
     rows = conn.execute(
         f"""
         SELECT p.id, p.name, p.root, p.remote, p.first_seen, p.last_seen,

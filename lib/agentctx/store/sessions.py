@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from agentctx import clock
 from agentctx.project import Project
 from agentctx.store import projects, records, starts
-from agentctx.store.db import transaction
+from agentctx.store.db import is_read_only, transaction
 
 # Dedup rows of sessions that never reached SessionEnd are dropped after this long.
 STALE_INJECTION_DAYS = 3
@@ -24,6 +24,8 @@ def settle(conn: sqlite3.Connection, session_id: str | None = None) -> int:
     this session's, or every session's. Every function here that reads or creates a session row calls it
     first, so UserPromptSubmit's dedup sees what SessionStart injected. The number folded; a store that
     cannot take them (read-only, locked) leaves them waiting, and the caller goes on."""
+    if is_read_only(conn):
+        return 0
     taken = starts.take(session_id)
     if not taken:
         return 0
@@ -52,7 +54,8 @@ def _fold(conn: sqlite3.Connection, taken: list[tuple[str, dict]]) -> None:
     for _, entry in taken:
         sid, p = entry["session_id"], entry["project"]
         proj = Project(p["id"], p["name"], p["root"], p.get("remote") if isinstance(p.get("remote"), str) else None)
-        stamp = clock.at(float(entry.get("at") or 0)) if isinstance(entry.get("at"), (int, float)) else None
+        at = entry.get("at")
+        stamp = clock.at(float(at)) if isinstance(at, (int, float)) else None  # when the session started
         projects.register(conn, proj)
         _start(conn, sid, proj.id, proj.root, entry["source"], stamp)
         follow(conn, sid, proj.id, entry["cwd"])
