@@ -112,12 +112,14 @@ def floor_plugin(folder: Path) -> Path:
 
 
 def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extra: dict[str, str],
-            store: Path | None = None) -> dict:
+            store: Path | None = None, home: Path | None = None) -> dict:
     """One ``claude -p`` in a new HOME; agentctx's data and cache folders are new too unless ``store`` names a
     folder kept between runs (a returning user's session: the store exists, its digest is precomputed, and the
     launcher's records of the prepared script environments are in agentctx's cache folder, as they are for
-    anyone whose HOME stays the same). Claude Code's own state is new in every run, with or without the plugin."""
-    home = Path(tempfile.mkdtemp(prefix="agentctx-claude-start-"))
+    anyone whose HOME stays the same). Claude Code's own state is new in every run, with or without the plugin,
+    unless ``home`` names a HOME kept between runs (``--same-home``)."""
+    kept_home = home is not None
+    home = home or Path(tempfile.mkdtemp(prefix="agentctx-claude-start-"))
     kept = {"AGENTCTX_CACHE_DIR": str(store / "cache")} if store is not None else {}
     try:
         before = len(api.requests)
@@ -143,15 +145,18 @@ def one_run(work: Path, api: fake_api.FakeMessagesAPI, plugin: Path | None, extr
             out["tools_in_first_request"] = TOOL in [t.get("name") for t in first.body["tools"]]
         return out
     finally:
-        shutil.rmtree(home, ignore_errors=True)
+        if not kept_home:
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store: Path | None = None,
-                minimal: Path | None = None) -> dict:
+                minimal: Path | None = None, homes: dict[str, Path] | None = None) -> dict:
     """Rounds of (no plugin, the plugin, its MCP server alone[, a minimal MCP server alone]), the order rotating
-    each round; with ``store``, every run keeps agentctx's data there (after one untimed run that creates it)."""
+    each round; with ``store``, every run keeps agentctx's data there (after one untimed run that creates it);
+    with ``homes``, each arm keeps one HOME through its runs."""
+    homes = homes or {}
     if store is not None:
-        one_run(work, api, plugin, {}, store)
+        one_run(work, api, plugin, {}, store, homes.get("with"))
     runs: dict[str, list[dict]] = {"with": [], "without": [], "mcp_only": [], "minimal_mcp": [], "floor_plugin": []}
     arms = {"with": plugin, "without": None, "mcp_only": mcp_only,
             **({"minimal_mcp": minimal, "floor_plugin": floor_plugin(minimal.parent / "floor-plugin")}
@@ -159,7 +164,7 @@ def bench_pairs(work: Path, api, plugin: Path, pairs: int, mcp_only: Path, store
     kinds = list(arms)
     for n in range(pairs):
         for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
-            runs[kind].append(one_run(work, api, arms[kind], {}, store))
+            runs[kind].append(one_run(work, api, arms[kind], {}, store, homes.get(kind)))
         print(f"  round {n + 1}/{pairs}: " + ", ".join(f"{k} {runs[k][-1]['wall_s']} s" for k in kinds), flush=True)
     with_s = [r["wall_s"] for r in runs["with"]]
     without_s = [r["wall_s"] for r in runs["without"]]
@@ -210,7 +215,8 @@ def report(data: dict, command: str) -> str:
              f"{m['date_utc']} · Claude Code {CLAUDE_CODE_VERSION} · {m['cpu_count']} CPUs · load average "
              f"{', '.join(f'{x:.2f}' for x in m['loadavg_at_start'])} at start, "
              f"{', '.join(f'{x:.2f}' for x in m['loadavg_at_end'])} at end · plugin {data['plugin']}", "",
-             f"Command: `{command}`. `claude -p \"hello\"` against the fake Messages API on 127.0.0.1, whole process.",
+             f"Command: `{command}`. `claude -p \"hello\"` against the fake Messages API on 127.0.0.1, whole process."
+             + (f" agentctx's store: {data['store']}." if data.get("store") else ""),
              "", "## Paired: with the plugin over without", "",
              "| pairs | with (median) | without (median) | ratio of medians | median pair ratio | MCP connected in |",
              "|---:|---:|---:|---:|---:|---:|",
@@ -251,6 +257,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out-stem", default="claude_start")
     ap.add_argument("--returning", action="store_true",
                     help="keep agentctx's store and cache folder between runs (a returning user), instead of new ones each run")
+    ap.add_argument("--same-home", action="store_true",
+                    help="with --returning: each arm keeps one HOME through its runs (Claude Code's own state and the "
+                         "environment stay as a returning user's do), instead of a new HOME each run")
     ap.add_argument("--minimal-server", action="store_true",
                     help="also time a plugin whose only part is a minimal MCP server (bench/baselines/minimal_mcp.py)")
     args = ap.parse_args(argv)
@@ -272,8 +281,13 @@ def main(argv: list[str] | None = None) -> None:
             mcp_only = slow_server_plugin(Path(scratch) / "mcp-only", 0, plugin)
             store = Path(tempfile.mkdtemp(prefix="agentctx-claude-start-store-")) if args.returning else None
             minimal = minimal_server_plugin(Path(scratch) / "minimal-mcp") if args.minimal_server else None
-            data["pairs"] = bench_pairs(work, api, plugin, args.pairs, mcp_only, store, minimal)
+            homes = ({kind: Path(tempfile.mkdtemp(prefix=f"agentctx-claude-start-home-{kind}-", dir=scratch))
+                      for kind in ("with", "without", "mcp_only", "minimal_mcp", "floor_plugin")}
+                     if args.same_home else None)
+            data["pairs"] = bench_pairs(work, api, plugin, args.pairs, mcp_only, store, minimal, homes)
             data["store"] = "kept between runs (a returning user)" if store else "new for every run (a first session)"
+            if homes:
+                data["store"] += "; each arm's HOME kept through its runs"
             if not args.no_curve:
                 print("MCP wait curve ...", flush=True)
                 data["curve"] = bench_curve(work, api, [float(d) for d in args.delays.split(",")], args.curve_runs,

@@ -124,3 +124,40 @@ def test_plugin_bin_puts_the_cli_on_the_bash_path(claude, bundle, world, tmp_pat
         results = [r for req in api.message_requests for r in fake_api.tool_results(req.body)]
     output = json.dumps(results)
     assert "Invoice PDF rendering crashed on emoji names" in output, output[:2000]
+
+
+def test_the_start_after_a_finished_session_is_served_from_its_seal_inside_claude_code(claude, bundle, world,
+                                                                                        tmp_path):
+    """Two sessions through the real CLI, one after the other as a person works: when the first one's
+    background work is done it seals the next start (``injection.sealing``); the second session's
+    SessionStart is served from that seal (the seal file not rewritten), its digest reaches the model, and
+    its start, noted in a file, is folded into the store with the prompt's injection."""
+    from agentctx import paths
+    from agentctx.injection import ready
+    from agentctx.store import sessions
+
+    work, data, proj, recs = world
+    seal = Path(ready.seal_path(str(work.resolve())))
+    locks = data / "locks"
+    with fake_api.FakeMessagesAPI() as api:
+        api.enqueue(fake_api.text("Noted."))
+        run_claude(work, tmp_path / "home", "Why did the invoice PDF rendering crash?", base_url=api.base_url,
+                   plugin_dir=bundle, extra_env=plugin_env(data)).check()
+    log = Path(paths.sub("logs", "agentctx.log"))
+    wait_for(lambda: seal.exists() and " consolidate " in log.read_text() and not list(locks.glob("*.lock")),
+             "the first session's background work to seal the next start", timeout=180)
+    sealed_at = seal.stat().st_mtime_ns
+    with fake_api.FakeMessagesAPI() as api:
+        api.enqueue(fake_api.text("Noted."))
+        run = run_claude(work, tmp_path / "home", "How are background jobs set up?", base_url=api.base_url,
+                         plugin_dir=bundle, extra_env=plugin_env(data)).check()
+        seen = system_texts(api)
+    assert "SessionStart hook additional context" in seen and recs["queue"]["title"] in seen
+    assert seal.stat().st_mtime_ns == sealed_at  # served from it: a whole start would have sealed again or unsealed
+    conn = db.connect()
+    try:
+        row = wait_for(lambda: (r := sessions.get(conn, run.json["session_id"])) and r["ended_at"] and r,
+                       "the second session's row, its start folded in")
+        assert row["injections"] >= 1 and row["source"] == "startup" and row["cwd"] == str(work.resolve())
+    finally:
+        conn.close()
