@@ -209,6 +209,14 @@ def concurrency(work: str, *, writers: int, per_writer: int, hooks: int, consoli
     found = _count(db_path, "SELECT COUNT(*) FROM records WHERE title LIKE 'bench writer %'")
     stubs_expected = len([i for i in range(hooks) if i % 3 == 0])
     stubs = _count(db_path, "SELECT COUNT(*) FROM records WHERE title LIKE '%bench hook failure%'")
+    from agentctx.store import db as store_db
+    from agentctx.store import sessions
+
+    reader = store_db.connect(db_path)  # as `agentctx status` reads: the starts SessionStart left in files folded in
+    try:
+        sessions.settle(reader)
+    finally:
+        reader.close()
     starts = _count(db_path, "SELECT COUNT(*) FROM sessions WHERE session_id LIKE 'bench-hook-%' AND injections > 0")
     starts_expected = len([i for i in range(hooks) if i % 3 != 0])
     log = ""
