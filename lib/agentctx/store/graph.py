@@ -8,11 +8,10 @@ recursive CTE with UNION (cycle-safe) and a depth guard. Every statement on ``no
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 
-from agentctx import clock, ids
+from agentctx import clock, ids, jsonfast
 from agentctx.kinds import FOLDED_TYPES
 from agentctx.store.query import COLUMNS, current_sql
 
@@ -193,8 +192,8 @@ def snapshot(conn: sqlite3.Connection, project_id: str, max_edges: int, max_reco
           AND e.to_id NOT IN ({not_a_file})
         ORDER BY created_at DESC LIMIT ?
         """,  # a folded type's head keeps its file links, not its chain
-        (json.dumps([i for i, t in heads if t not in FOLDED_TYPES]), project_id,
-         json.dumps([i for i, t in heads if t in FOLDED_TYPES]), project_id, max_edges),
+        (jsonfast.dumps([i for i, t in heads if t not in FOLDED_TYPES]), project_id,
+         jsonfast.dumps([i for i, t in heads if t in FOLDED_TYPES]), project_id, max_edges),
     ).fetchall()
     wanted = {i for i, _ in heads} | {e["from_id"] for e in edges} | {e["to_id"] for e in edges}
     nodes: dict[str, dict] = {}
@@ -253,6 +252,6 @@ def related(
         WHERE r.project_id = ? {'' if include_superseded else 'AND ' + current_sql('r')}
         GROUP BY r.id ORDER BY hops, r.pinned DESC, r.recorded_at DESC LIMIT ?
         """,
-        (json.dumps(seeds), depth, project_id, limit),
+        (jsonfast.dumps(seeds), depth, project_id, limit),
     ).fetchall()
     return [dict(r) for r in rows]

@@ -6,11 +6,10 @@ place (:func:`ensure`), whichever hook or worker meets the session first.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 
-from agentctx import clock
+from agentctx import clock, jsonfast
 from agentctx.project import Project
 from agentctx.store import projects, records, starts
 from agentctx.store.db import is_read_only, transaction
@@ -102,7 +101,7 @@ def meta(conn: sqlite3.Connection, session_id: str) -> dict:
     """The session's metadata (git branch, commits, PRs seen); {} when none or unreadable."""
     row = conn.execute("SELECT meta FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
     try:
-        value = json.loads(row["meta"]) if row and row["meta"] else {}
+        value = jsonfast.loads(row["meta"]) if row and row["meta"] else {}
     except ValueError:
         value = {}
     return value if isinstance(value, dict) else {}
@@ -110,7 +109,7 @@ def meta(conn: sqlite3.Connection, session_id: str) -> dict:
 
 def set_meta(conn: sqlite3.Connection, session_id: str, value: dict) -> None:
     """Replace the session's metadata."""
-    conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (json.dumps(value), session_id))
+    conn.execute("UPDATE sessions SET meta = ? WHERE session_id = ?", (jsonfast.dumps(value), session_id))
 
 
 def save_extraction(conn: sqlite3.Connection, session_id: str, *, watermark: str | None = None, run: bool = True,
