@@ -330,6 +330,12 @@ def test_hot_path_imports_nothing_heavy():
     assert heavy_modules_loaded("import agentctx.events.session_start, agentctx.events.user_prompt_submit, agentctx.events.session_end, agentctx.events.frame") == []
 
 
+def test_the_prompt_hook_reads_and_writes_json_without_the_json_package():
+    """``json`` costs ~1.3 ms a prompt (the ``re`` patterns it compiles aside): the hot path uses ``jsonfast``."""
+    assert heavy_modules_loaded("import agentctx.events.user_prompt_submit, agentctx.events.frame",
+                                extra=frozenset({"json"})) == []
+
+
 def test_session_start_with_nothing_changed_loads_only_what_it_uses(seeded, repo):
     """A SessionStart that finds its digest precomputed runs without the search modules (they are for
     CLAUDE.md drift and prompts) and without ``shutil`` (its archive modules; the login check looks up
