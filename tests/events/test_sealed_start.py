@@ -151,3 +151,19 @@ def test_after_a_session_ends_its_background_work_seals_the_next_start(seeded, h
     ctx = start(repo, home, "next")["hookSpecificOutput"]["additionalContext"]
     assert "cache TTL is 300 seconds" in ctx and "Money is integer cents" in ctx
     assert seal_path(repo).stat().st_mtime_ns == sealed_at  # served from the seal, not a whole run sealing again
+
+
+def test_a_resumed_session_is_never_served_sealed_its_own_cap_is_told(seeded, home, repo):
+    """The seal knows the day's spending, not a session's: a resumed session whose extraction reached the
+    session cap runs whole and is told, though a new session's start is served sealed."""
+    from agentctx.store import spend
+
+    conn = db.connect()
+    spend.add(conn, "extraction", project_id=seeded[0].id, session_id="resumed", calls=1, input_tokens=1,
+              output_tokens=1, cost_usd=0.6)  # over the session's 0.50, under the day's 2.00
+    conn.close()
+    sealed_start(repo, home)
+    sealed_at = seal_path(repo).stat().st_mtime_ns
+    assert "systemMessage" not in start(repo, home, "new-one")
+    assert seal_path(repo).stat().st_mtime_ns == sealed_at
+    assert "for this session" in start(repo, home, "resumed", source="resume").get("systemMessage", "")

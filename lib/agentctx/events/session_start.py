@@ -3,7 +3,8 @@
 queued notices go to the user in one line.
 
 When nothing changed since a SessionStart in this folder found its digest current and had nothing else to
-say, the answer is served from that run's seal (``injection.ready``) on ``stat`` checks alone: the store is
+say (or the last session's background work found the same: ``injection.sealing``), a new session's answer is served
+from that seal (``injection.ready``) on ``stat`` checks alone: the store is
 not opened, and nothing but the standard library's smallest modules is imported. Anything else runs the
 whole handler, which seals its answer for the next start when it can.
 """
@@ -70,7 +71,9 @@ def _ignored_files(proj: project.Project) -> str | None:
 
 def on_session_start(event: HookEvent) -> dict | None:
     """SessionStart hook: inject the digest; show queued notices to the user."""
-    if event.source != "compact":  # after a compaction the anchor leads: never sealed
+    # Only a new session is served sealed: after a compaction the anchor leads, and a resumed or cleared session
+    # has a past of its own (its spending may have reached the session's cap: a line the seal cannot know).
+    if event.source == "startup":
         sealed = ready.serve(event.cwd)
         if sealed is not None:
             _note(event, sealed.project, sealed.record_ids, sealed.tokens)
