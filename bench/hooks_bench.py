@@ -580,8 +580,7 @@ def measure_sealed(interp: dict, env: dict[str, str], repo: str, payload, check,
     bare interpreter only: in the main phase every other hook writes the store between two SessionStarts,
     and a SessionStart after a write runs whole (that is the "warm digest cache" row). Starts run whole
     first, a margin apart, until one seals (as the first start after a change does)."""
-    sys.path.insert(0, os.path.join(ROOT, "lib"))
-    os.environ["AGENTCTX_HOME"] = env["AGENTCTX_HOME"]
+    os.environ["AGENTCTX_HOME"] = env["AGENTCTX_HOME"]  # where ready.seal_path looks
     from agentctx.injection import ready
 
     seal = ready.seal_path(os.path.realpath(repo))

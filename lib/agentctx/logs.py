@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from agentctx import clock, paths
+from agentctx import paths
 
 LOG_MAX_BYTES = 1024 * 1024
 
@@ -15,6 +15,8 @@ def log_path() -> str:
 
 def log(event: str, message: str) -> None:
     """Append one line to the log (rotated at 1 MB); falls back to the temp dir."""
+    from agentctx import clock  # here: ``datetime``, which a hook that logs nothing (SessionStart sealed) never needs
+
     line = f"{clock.now()} {event} {' '.join(str(message).split())[:2000]}\n"
     fallback = os.path.join(os.environ.get("TMPDIR") or ("C:\\Temp" if os.name == "nt" else "/tmp"), "agentctx-hooks.log")
     for target in (log_path(), fallback):

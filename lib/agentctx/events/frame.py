@@ -14,6 +14,7 @@ import sys
 
 from agentctx import envstamp, paths
 from agentctx.hookio import Handler, HookEvent, emit, read_payload
+from agentctx.logs import log
 
 
 def run(event: str, handler: Handler) -> None:
@@ -29,7 +30,7 @@ def run(event: str, handler: Handler) -> None:
             emit(output)
     except BaseException as exc:  # noqa: BLE001 - fail open, always
         if not isinstance(exc, SystemExit):
-            _log(event, f"error: {type(exc).__name__}: {_cause(exc)}")
+            log(event, f"error: {type(exc).__name__}: {_cause(exc)}")
     finally:
         try:
             sys.stdout.flush()
@@ -41,12 +42,6 @@ def run(event: str, handler: Handler) -> None:
             except Exception:  # noqa: BLE001 - a record not written only means uv checks the next run too
                 pass
         os._exit(code)
-
-
-def _log(event: str, line: str) -> None:
-    from agentctx.logs import log  # here: ``logs`` imports ``datetime``, which a hook that succeeds never needs
-
-    log(event, line)
 
 
 def _cause(exc: BaseException) -> str:
@@ -69,11 +64,11 @@ def _call(event: str, handler: Handler, hook: HookEvent) -> dict | None:
         if integrity.index_suspect(exc):  # a damaged full-text index is rebuilt, never a lost write
             done = integrity.repair_index(paths.db_path())
             if done:
-                _log(event, f"{done}; retrying")
+                log(event, f"{done}; retrying")
                 db.add_notice(f"agentctx: {done}; nothing was lost.")
                 return handler(hook)
         if not db.is_corruption(exc):
             raise
         moved = db.quarantine(reason=str(exc))
-        _log(event, f"store damaged ({exc}); moved to {moved}; retrying on a fresh store")
+        log(event, f"store damaged ({exc}); moved to {moved}; retrying on a fresh store")
         return handler(hook)

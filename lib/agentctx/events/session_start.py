@@ -16,14 +16,8 @@ import time
 from agentctx import paths, project
 from agentctx.hookio import HOOK_BUSY_MS, HookEvent
 from agentctx.injection import ready
+from agentctx.logs import log
 from agentctx.store import starts
-
-
-def log(event: str, line: str) -> None:
-    """``logs.log``, imported when there is something to log (it imports ``datetime``)."""
-    from agentctx import logs
-
-    logs.log(event, line)
 
 
 def _team_import(conn, proj: project.Project) -> bool:

@@ -26,14 +26,7 @@ import os
 import stat
 
 from agentctx import fsio, jsonfast, paths
-
-try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms
-    from _sha2 import sha256  # Python >= 3.12
-except ImportError:
-    try:
-        from _sha256 import sha256  # Python <= 3.11
-    except ImportError:
-        from hashlib import sha256
+from agentctx.project import sha256  # the builtin hash, without hashlib
 
 VERSION = 1
 MARGIN_NS = 50_000_000  # a file changed this close to the sealing run's start may change again unseen

@@ -79,7 +79,6 @@ def ensure(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str 
 def start(conn: sqlite3.Connection, session_id: str, project_id: str, cwd: str, source: str) -> None:
     """Create or refresh the session row. After compaction or /clear the model has lost
     what was injected earlier, so the session's dedup state is reset."""
-    settle(conn, session_id)
     _start(conn, session_id, project_id, cwd, source)
 
 

@@ -14,14 +14,7 @@ import os
 import time
 
 from agentctx import fsio, jsonfast, paths
-
-try:  # the builtin module: importing hashlib (OpenSSL) costs ~2 ms
-    from _sha2 import sha256  # Python >= 3.12
-except ImportError:
-    try:
-        from _sha256 import sha256  # Python <= 3.11
-    except ImportError:
-        from hashlib import sha256
+from agentctx.project import sha256  # the builtin hash, without hashlib
 
 SUFFIX = ".json"
 ABANDONED_S = 24 * 3600
