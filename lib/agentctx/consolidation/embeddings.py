@@ -105,6 +105,7 @@ class Embedder:
         self._vocab = None  # (words, word -> row, unit matrix, offered) of whole-word tokens, built on first use
         self._similar: dict[tuple, dict[str, list[str]]] = {}  # (per_word, min_similarity) -> word -> similar_words
         self._float_table = None
+        self._encoder = None  # pooling.Encoder, made on first use
 
     @property
     def tag(self) -> str:
@@ -112,9 +113,14 @@ class Embedder:
         return f"{self.name}|{self.dim}"
 
     def encode(self, texts: list[str]):
+        """Unit float32 vectors of ``texts`` (``pooling.Encoder``: model2vec's average, worked out in float32)."""
         import numpy as np
 
-        vecs = np.asarray(self._model.encode(list(texts), show_progress_bar=False), dtype=np.float32)
+        if self._encoder is None:
+            from agentctx.consolidation.pooling import Encoder
+
+            self._encoder = Encoder(self._model, self._table())
+        vecs = self._encoder.encode(list(texts))
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return vecs / norms
