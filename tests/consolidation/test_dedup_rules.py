@@ -203,6 +203,32 @@ def test_a_pair_at_exactly_cosine_092_is_not_a_candidate_and_one_just_above_is()
     assert dedup.candidates(["A", "B"], just) == [(above, "A", "B")]
 
 
+@pytest.mark.parametrize("only_every", [None, 3])
+def test_candidates_picked_block_by_block_and_a_few_rows_at_a_time_are_each_records_nearest(monkeypatch, only_every):
+    """Blocks and row chunks far smaller than the records (as 100k records are to SQUARE and KEEP_ROWS) give
+    what comparing every pair at once gives: each compared record's NEIGHBOURS nearest above the threshold."""
+    monkeypatch.setattr(dedup, "SQUARE", 40)
+    monkeypatch.setattr(dedup, "KEEP_ROWS", 7)
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((30, 16))
+    matrix = centres[rng.integers(0, 30, 300)] + 0.08 * rng.standard_normal((300, 16))
+    matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+    ids = [f"r{i:03d}" for i in range(300)]
+    only = None if only_every is None else set(ids[::only_every])
+    sims = matrix @ matrix.T
+    np.fill_diagonal(sims, -np.inf)
+    expected: dict[tuple[str, str], float] = {}
+    for i in range(300):  # each compared record's nearest among all the others
+        if only is not None and ids[i] not in only:
+            continue
+        best = sorted((j for j in range(300) if sims[i, j] > dedup.THRESHOLD), key=lambda j: (-sims[i, j], j))
+        for j in best[:dedup.NEIGHBOURS]:
+            expected[tuple(sorted((ids[i], ids[j])))] = float(sims[i, j])
+    found = dedup.candidates(ids, matrix, only=only)
+    assert len(expected) > 50 and len(found) == len(expected)
+    assert {(a, b): pytest.approx(sim, abs=1e-5) for sim, a, b in found} == expected
+
+
 def test_a_record_alone_has_no_candidates_and_is_never_its_own():
     assert dedup.candidates(["A"], np.array([[1.0, 0.0]], dtype=np.float32)) == []
     # at a threshold below every cosine, the other record is the candidate, never the record itself

@@ -29,6 +29,7 @@ TYPES = kinds.MERGED_TYPES
 MIN_WORD_OVERLAP = 0.8  # Jaccard of content words, for merges without a model's confirmation
 MIN_TITLE_OVERLAP = 0.85  # ... and of the titles' words ("no emojis for deploy" ≠ "no emojis for media")
 SQUARE = 2048  # rows and columns of one similarity block: memory stays at 16 MB of float32
+KEEP_ROWS = 256  # rows of a block whose nearest columns are picked at once (argpartition: 4 MB of int64)
 NEIGHBOURS = 3  # candidates per record
 MAX_PAIRS = 2000  # per project and type and pass; the rest waits for the next pass
 
@@ -57,13 +58,14 @@ def candidates(record_ids: list[str], matrix, threshold: float = THRESHOLD,
 
     def keep(sims, row_ids, col_ids) -> None:
         hit = np.flatnonzero((sims > threshold).any(axis=1))  # most rows have no neighbour that close
-        if not hit.size:
-            return
-        part = sims[hit]
-        top = np.argpartition(-part, min(k, part.shape[1]) - 1, axis=1)[:, :k]
-        for i, js in zip(hit, top, strict=True):
-            got = near.setdefault(int(row_ids[i]), [])
-            got.extend((float(sims[i, j]), int(col_ids[j])) for j in js if sims[i, j] > threshold)
+        for start in range(0, hit.size, KEEP_ROWS):  # a few rows at a time: argpartition's index array is int64
+            rows_hit = hit[start:start + KEEP_ROWS]
+            part = sims[rows_hit]
+            top = np.argpartition(-part, min(k, part.shape[1]) - 1, axis=1)[:, :k]
+            vals = np.take_along_axis(part, top, axis=1)
+            at, nth = np.nonzero(vals > threshold)
+            for a, b in zip(at.tolist(), nth.tolist(), strict=True):
+                near.setdefault(int(row_ids[rows_hit[a]]), []).append((float(vals[a, b]), int(col_ids[top[a, b]])))
 
     if rows.size and n > 1:
         rest = np.setdiff1d(np.arange(n), rows, assume_unique=True)

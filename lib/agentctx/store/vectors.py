@@ -246,15 +246,31 @@ class Store:
         """(record ids, unit float32 matrix) of one project (and type)."""
         import numpy as np
 
-        sql, params = "SELECT record_id, vec FROM vectors WHERE project_id = ?", [project_id]
+        where, params = "WHERE project_id = ?", [project_id]
         if rtype:
-            sql += " AND type = ?"
+            where += " AND type = ?"
             params.append(rtype)
-        rows = list(self.execute(sql + " ORDER BY rid", params))
         dim = self.dim() or 0
-        if not rows:
+        (n,) = list(self.execute(f"SELECT COUNT(*) FROM vectors {where}", params))[0]
+        # Filled row by row: the blobs are never all held at once beside the matrix (at 100k records that
+        # doubled the consolidation pass's peak memory for a moment).
+        ids: list[str] = []
+        mat = None
+        extra = []  # rows written between the count and the read, should any be
+        for rid, blob in self.execute(f"SELECT record_id, vec FROM vectors {where} ORDER BY rid", params):
+            vec = np.frombuffer(blob, dtype=np.float32)
+            if mat is None:
+                mat = np.empty((n, vec.size), dtype=np.float32)
+            if len(ids) < n:
+                mat[len(ids)] = vec
+            else:
+                extra.append(vec)
+            ids.append(rid)
+        if mat is None:
             return [], np.zeros((0, dim), dtype=np.float32)
-        return [r[0] for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        if extra:
+            mat = np.vstack([mat, np.asarray(extra, dtype=np.float32)])
+        return ids, mat[: len(ids)]
 
     def similarities(self, project_id: str, query_vec) -> tuple[dict[str, int], object] | None:
         """({record id: row}, cosine of every vector of the project with a unit query vector), from the
