@@ -89,3 +89,16 @@ def test_a_tokenizer_of_another_kind_is_left_to_do_it_all(model):
         assert enc.ids(TEXTS) == _reference_ids(model, TEXTS)
     finally:
         model.tokenizer = kept
+
+
+def test_a_model2vec_without_what_the_encoder_reads_encodes_through_its_own(model, monkeypatch, home):
+    emb = embeddings.load(str(TEST_MODEL), download=False)
+
+    def older(*_args):  # a model2vec or tokenizers of another version, without an attribute the encoder reads
+        raise AttributeError("'StaticModel' object has no attribute 'token_mapping'")
+
+    monkeypatch.setattr(pooling, "Encoder", older)
+    vecs = emb.encode(TEXTS[:3])
+    ref = np.asarray(model.encode(TEXTS[:3]), dtype=np.float32)
+    assert emb._encoder is False and np.allclose(vecs, ref / np.linalg.norm(ref, axis=1, keepdims=True), atol=1e-6)
+    assert "model2vec's own encode" in (home / "logs" / "agentctx.log").read_text()

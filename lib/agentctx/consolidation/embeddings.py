@@ -105,7 +105,7 @@ class Embedder:
         self._vocab = None  # (words, word -> row, unit matrix, offered) of whole-word tokens, built on first use
         self._similar: dict[tuple, dict[str, list[str]]] = {}  # (per_word, min_similarity) -> word -> similar_words
         self._float_table = None
-        self._encoder = None  # pooling.Encoder, made on first use
+        self._encoder = None  # pooling.Encoder, made on first use (False: model2vec's own encode)
 
     @property
     def tag(self) -> str:
@@ -119,8 +119,15 @@ class Embedder:
         if self._encoder is None:
             from agentctx.consolidation.pooling import Encoder
 
-            self._encoder = Encoder(self._model, self._table())
-        vecs = self._encoder.encode(list(texts))
+            try:
+                self._encoder = Encoder(self._model, self._table())
+            except AttributeError as exc:  # a model2vec without what the encoder reads: its own encode
+                log("consolidate", f"embedding through model2vec's own encode ({exc})")
+                self._encoder = False
+        if self._encoder is False:
+            vecs = np.asarray(self._model.encode(list(texts), show_progress_bar=False), dtype=np.float32)
+        else:
+            vecs = self._encoder.encode(list(texts))
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         return vecs / norms

@@ -53,7 +53,8 @@ class Encoder:
 
         self._tokenizer = model.tokenizer
         self.max_tokens = model.max_length
-        self.max_chars = None if model.max_length is None else model.max_length * model.median_token_length
+        per_token = getattr(model, "median_token_length", None)  # model2vec cuts the text first where it knows it
+        self.max_chars = None if model.max_length is None or not per_token else model.max_length * per_token
         self.unknown = model.unk_token_id
         if model.token_mapping is not None:
             table = table[np.asarray(model.token_mapping)]
@@ -62,7 +63,10 @@ class Encoder:
         self._rows = np.ascontiguousarray(table, dtype=np.float32)  # token id -> the vector it adds
         self.dim = int(self._rows.shape[1])
         self._plain = bert_like(self._tokenizer)
-        self._added = [t.content for t in self._tokenizer.get_added_tokens_decoder().values()]
+        try:
+            self._added = [t.content for t in self._tokenizer.get_added_tokens_decoder().values()]
+        except AttributeError:  # an older tokenizers: its added tokens unknown, so every text goes through it
+            self._plain, self._added = False, []
         self._words: dict[str, list[int]] = {}
 
     def _pieces(self, text: str) -> list[int]:
