@@ -82,6 +82,28 @@ def test_a_numpy_written_file_is_indexed_when_vec0_becomes_available(home, monke
     store.close()
 
 
+@pytest.mark.parametrize("counted", [-2, 0, 3])
+def test_a_projects_matrix_holds_every_vector_read_even_when_the_count_before_it_differs(home, monkeypatch, counted):
+    """The matrix is filled row by row after a count; rows written or removed between the two are still
+    read as they are (here the count is made to be off by ``counted``)."""
+    mat = _unit(np.random.default_rng(5), 40)
+    store = vectors.Store()
+    _fill(store, mat)
+    real = store.execute
+
+    def execute(sql, params=()):
+        rows = real(sql, params)
+        return [(list(rows)[0][0] + counted,)] if sql.startswith("SELECT COUNT(*) FROM vectors WHERE") else rows
+
+    monkeypatch.setattr(store, "execute", execute)
+    ids, got = store.matrix("p", "decision")
+    wanted = [i for i in range(40) if i % 3]
+    assert ids == [f"R{i:04d}" for i in wanted] and got.dtype == np.float32
+    assert np.array_equal(got, mat[wanted])
+    assert store.matrix("nobody")[1].shape == (0, 32)
+    store.close()
+
+
 def test_the_hooks_store_never_gets_a_vec0_table(home, conn):
     store = vectors.Store()
     store.reset("toy|32", 32)

@@ -68,6 +68,8 @@ class Encoder:
         except AttributeError:  # an older tokenizers: its added tokens unknown, so every text goes through it
             self._plain, self._added = False, []
         self._words: dict[str, list[int]] = {}
+        tok = self._tokenizer  # encode_batch_fast, where this tokenizers has it, leaves out offsets never read here
+        self._batch = tok.encode_batch_fast if hasattr(tok, "encode_batch_fast") else tok.encode_batch
 
     def _pieces(self, text: str) -> list[int]:
         """The ids of a plain text: each word's own, from memory or from the tokenizer once."""
@@ -100,8 +102,7 @@ class Encoder:
             else:
                 other.append(i)
         if other:
-            for i, enc in zip(other, self._tokenizer.encode_batch_fast([texts[i] for i in other],
-                                                                       add_special_tokens=False), strict=True):
+            for i, enc in zip(other, self._batch([texts[i] for i in other], add_special_tokens=False), strict=True):
                 out[i] = enc.ids
         kept = []
         for ids in out:

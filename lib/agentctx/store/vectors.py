@@ -252,8 +252,7 @@ class Store:
             params.append(rtype)
         dim = self.dim() or 0
         (n,) = list(self.execute(f"SELECT COUNT(*) FROM vectors {where}", params))[0]
-        # Filled row by row: the blobs are never all held at once beside the matrix (at 100k records that
-        # doubled the consolidation pass's peak memory for a moment).
+        # Filled row by row: the blobs, and a joined copy of them, are never all held beside the matrix.
         ids: list[str] = []
         mat = None
         extra = []  # rows written between the count and the read, should any be
