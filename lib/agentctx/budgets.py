@@ -83,32 +83,47 @@ def clip_tokens(text: str, max_tokens: int, marker: str = "…") -> str:
     return text[:lo].rstrip() + marker
 
 
-_BROAD: list[re.Pattern] = []  # (list items, breadth words, asks): compiled on first use, UserPromptSubmit only
+# What makes a prompt broad, as patterns compiled only for a prompt that could match them (each is ~0.1-0.3 ms
+# to compile, and most prompts are one plain question), with the words each needs to match at all.
+_LIST_ITEM = r"^\s*(?:[-*•]|\d{1,2}[.)])\s+\S"  # two of them: a list of items (needs a second line)
+_BREADTH = (r"\b(?:overview|summar(?:y|i[sz]e)|recap|everything|catch me up|walk me through|remind me|"
+            r"what do we know|all (?:the|our|of|we)|list (?:all|every|the)|both|compare|comparison|"
+            r"differences? between|each of)\b")
+_BREADTH_NEEDS = ("overview", "summar", "recap", "everything", "catch me up", "walk me through", "remind me",
+                  "what do we know", "all ", "list ", "both", "compar", "difference", "each of")
+_ASK = (r"(?:^|[.;!?]\s+|\band\s+|\balso\s+)(?:how|what|where|why|which|when|who|can|should|do|does|is|are)\b")
 
 
-def _broad_patterns() -> list[re.Pattern]:
-    if not _BROAD:
-        _BROAD.extend([
-            re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+\S", re.MULTILINE),
-            re.compile(
-                r"\b(?:overview|summar(?:y|i[sz]e)|recap|everything|catch me up|walk me through|remind me|"
-                r"what do we know|all (?:the|our|of|we)|list (?:all|every|the)|both|compare|comparison|"
-                r"differences? between|each of)\b",
-                re.IGNORECASE,
-            ),
-            re.compile(r"(?:^|[.;!?]\s+|\band\s+|\balso\s+)(?:how|what|where|why|which|when|who|can|should|do|does|"
-                       r"is|are)\b", re.IGNORECASE),
-        ])
-    return _BROAD
+def _then_space(text: str, marks: tuple[str, ...]) -> bool:
+    """Whether one of ``marks`` is followed by whitespace somewhere in ``text``."""
+    for mark in marks:
+        at = text.find(mark)
+        while at >= 0:
+            nxt = at + len(mark)
+            if nxt < len(text) and text[nxt].isspace():
+                return True
+            at = text.find(mark, at + 1)
+    return False
 
 
 def is_broad(prompt: str) -> bool:
     """A prompt asking for several things: two or more questions, a list of items, two asks joined
     ("how do we X and where is Y"), or words asking for breadth ("overview", "all the", "both")."""
     text = prompt if len(prompt) <= 4000 else prompt[:2000] + "\n" + prompt[-2000:]
-    list_item, breadth, ask = _broad_patterns()
-    return (text.count("?") >= 2 or len(list_item.findall(text)) >= 2 or len(ask.findall(text)) >= 2
-            or bool(breadth.search(text)))
+    if text.count("?") >= 2:
+        return True
+    if "\n" in text and len(re.compile(_LIST_ITEM, re.MULTILINE).findall(text)) >= 2:
+        return True
+    # The word checks below are exact for ASCII text (its case is the patterns' case); other text is
+    # matched by the patterns alone.
+    plain = text.isascii()
+    folded = text.lower() if plain else ""
+    # a second ask needs a mark, "and" or "also" followed by whitespace (only the first can open the text)
+    if (not plain or _then_space(text, (".", ";", "!", "?")) or _then_space(folded, ("and", "also"))) and \
+            len(re.compile(_ASK, re.IGNORECASE).findall(text)) >= 2:
+        return True
+    return ((not plain or any(w in folded for w in _BREADTH_NEEDS))
+            and bool(re.compile(_BREADTH, re.IGNORECASE).search(text)))
 
 
 def turn_depth(prompt: str) -> tuple[int, int, bool]:

@@ -16,13 +16,15 @@ from __future__ import annotations
 import re
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_HYPHENATED = re.compile(r"(?<![\w-])[^\W_]+(?:-[^\W_]+)+(?![\w-])", re.UNICODE)
+# The spelling patterns are compiled on first use (``re`` keeps them compiled): a prompt without a hyphen
+# never needs them, and compiling them at import cost every prompt hook ~0.3 ms.
+_HYPHENATED = r"(?<![\w-])[^\W_]+(?:-[^\W_]+)+(?![\w-])"
 # an identifier of letters only with an inner lower→upper change (never a token with digits: keys and
 # hashes are not split into words)
-_IDENT = re.compile(r"(?<![\w-])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![\w-])")
-_CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-_HAS_HYPHENATED = re.compile(r"[^\W_]-[^\W_]")  # what every _HYPHENATED match holds: a cheap test first
-_HAS_IDENT = re.compile(r"[a-z][A-Z]")  # what every _IDENT match holds
+_IDENT = r"(?<![\w-])[A-Za-z]*[a-z][A-Z][A-Za-z]*(?![\w-])"
+_CAMEL_PART = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+"
+_HAS_HYPHENATED = r"[^\W_]-[^\W_]"  # what every _HYPHENATED match holds: a cheap test first
+_HAS_IDENT = r"[a-z][A-Z]"  # what every _IDENT match holds
 MIN_PART = 3
 MAX_JOINED = 40
 
@@ -44,9 +46,9 @@ def tokens(text: str) -> list[str]:
 
 def joined(text: str) -> list[str]:
     """Hyphenated compounds of ``text`` written as one word ("de-stress" → "destress"), folded."""
-    if "-" not in text or not _HAS_HYPHENATED.search(text):
+    if "-" not in text or not re.compile(_HAS_HYPHENATED).search(text):
         return []
-    out = (fold(m.group(0).replace("-", "")) for m in _HYPHENATED.finditer(text))
+    out = (fold(m.group(0).replace("-", "")) for m in re.compile(_HYPHENATED).finditer(text))
     return list(dict.fromkeys(w for w in out if len(w) <= MAX_JOINED))
 
 
@@ -55,9 +57,9 @@ def variants(text: str, toks: list[str] | None = None) -> list[str]:
     parts of camelCase / PascalCase identifiers (parts shorter than MIN_PART are dropped). ``toks``:
     ``tokens(text)`` when the caller has them already."""
     out: dict[str, None] = dict.fromkeys(joined(text))
-    if _HAS_IDENT.search(text):  # an identifier needs a lower → upper change
-        for m in _IDENT.finditer(text):
-            for part in _CAMEL_PART.findall(m.group(0)):
+    if re.compile(_HAS_IDENT).search(text):  # an identifier needs a lower → upper change
+        for m in re.compile(_IDENT).finditer(text):
+            for part in re.compile(_CAMEL_PART).findall(m.group(0)):
                 if len(part) >= MIN_PART:
                     out[fold(part)] = None
     if not out:

@@ -21,19 +21,20 @@ resolves inside the repository. Standard library only: hooks use it.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
 
-from agentctx import paths
+from agentctx import jsonfast, paths
 
 MAX_DEPTH = 100
 TEXT_LIMIT = 4 * 1024 * 1024
 NOTICE_FILES = 4
 _SHA256 = None
-TOML_TOKENS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]')
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# The tokens ``nesting`` counts brackets among, as patterns compiled on first use (``re`` keeps them): the
+# prompt hook reads git files through this module and must not pay for them, nor for ``json``.
+TOML_TOKENS = r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]'
+_JSON_TOKENS = r'"(?:[^"\\]|\\.)*"|[\[\]{}]'
 _OPENERS = frozenset("[{")
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
@@ -134,10 +135,11 @@ def _size(n: int) -> str:
 # -- parsing ---------------------------------------------------------------------------------------
 
 
-def nesting(text: str, tokens: re.Pattern = _JSON_TOKENS) -> int:
-    """The deepest bracket nesting of ``text``, strings (and TOML comments) skipped."""
+def nesting(text: str, tokens: str = _JSON_TOKENS) -> int:
+    """The deepest bracket nesting of ``text``, strings (and TOML comments) skipped (``tokens``: the pattern
+    of a string, a comment or a bracket)."""
     depth = deepest = 0
-    for m in tokens.finditer(text):
+    for m in re.compile(tokens).finditer(text):
         token = m.group()
         if len(token) != 1:
             continue
@@ -155,6 +157,8 @@ def load_json(text: str | bytes, max_depth: int = MAX_DEPTH):
         text = text.decode("utf-8-sig", errors="replace")
     if ("[" in text or "{" in text) and nesting(text) > max_depth:
         raise ValueError(f"nested deeper than {max_depth} levels")
+    import json
+
     try:
         return json.loads(text)
     except RecursionError:
@@ -239,7 +243,7 @@ def report(path: str, reason: str, event: str = "files", *, per_version: bool = 
     name = _entry(path)
     try:
         with open(name, encoding="utf-8") as fh:
-            if json.load(fh) == entry:
+            if jsonfast.loads(fh.read()) == entry:
                 return False
     except (OSError, ValueError):
         pass
@@ -291,7 +295,7 @@ def notice(root: str, probe: tuple[str, ...] = ()) -> str | None:
     for name in dict.fromkeys(candidates):
         try:
             with open(name, encoding="utf-8") as fh:
-                entry = json.load(fh)
+                entry = jsonfast.loads(fh.read())
             path, reason, key = entry["path"], entry["reason"], entry["key"]
         except (OSError, ValueError, KeyError, TypeError):
             continue

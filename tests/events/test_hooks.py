@@ -336,6 +336,16 @@ def test_the_prompt_hook_reads_and_writes_json_without_the_json_package():
                                 extra=frozenset({"json"})) == []
 
 
+def test_a_prompt_answered_from_the_store_loads_no_json_package_either(seeded, repo):
+    """Not only at import: a prompt's run (the project read from its git files through ``safefile``, the
+    store searched, the records injected and accounted) never imports ``json``."""
+    code = ("from agentctx.events.user_prompt_submit import on_user_prompt_submit\n"
+            "from agentctx.hookio import HookEvent\n"
+            f"payload = {{'session_id': 'no-json', 'cwd': {str(repo)!r}, 'prompt': 'why did the webhook test fail?'}}\n"
+            "assert on_user_prompt_submit(HookEvent('UserPromptSubmit', payload))\n")
+    assert heavy_modules_loaded(code, extra=frozenset({"json"})) == []
+
+
 def test_session_start_with_nothing_changed_loads_only_what_it_uses(seeded, repo):
     """A SessionStart that finds its digest precomputed runs without the search modules (they are for
     CLAUDE.md drift and prompts) and without ``shutil`` (its archive modules; the login check looks up

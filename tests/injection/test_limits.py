@@ -300,6 +300,38 @@ def test_what_makes_a_prompt_broad(prompt, broad):
     assert budgets.is_broad(prompt) is broad, prompt[:40]
 
 
+def test_what_is_broad_is_what_the_patterns_alone_said_on_every_kind_of_prompt():
+    """The patterns are compiled and run only for a prompt that could match them: the answer is the one
+    running them on every prompt gave (the function as it was, kept here)."""
+    import random
+    import re
+
+    list_item = re.compile(budgets._LIST_ITEM, re.MULTILINE)
+    breadth, ask = re.compile(budgets._BREADTH, re.IGNORECASE), re.compile(budgets._ASK, re.IGNORECASE)
+
+    def before(prompt: str) -> bool:
+        text = prompt if len(prompt) <= 4000 else prompt[:2000] + "\n" + prompt[-2000:]
+        return (text.count("?") >= 2 or len(list_item.findall(text)) >= 2 or len(ask.findall(text)) >= 2
+                or bool(breadth.search(text)))
+
+    pieces = ["what", "How", "WHERE", "is", "are", "do", "can", "should", "and", "AND", "also", "Also", "band",
+              "island", "the", "ledger", "outbox", "overview", "Summarize", "summary", "recap", "all the", "ALL OF",
+              "all", "list every", "list", "both", "Compare", "comparison", "difference between", "differences",
+              "each of", "catch me up", "walk me through", "remind me", "what do we know", "everything",
+              "İs", "ſummary", "REMİND ME", "ﬁle", "Ok", "日本語", "ledger's", "x-ray"]
+    seps = [" ", " ", " ", "  ", ". ", "? ", "?", "!", "; ", ", ", "\n", "\n- ", "\n1. ", "\n2) ", "\t", ".", "\u2028"]
+    rng = random.Random(11)
+    disagree = [text for text in ("what broke also how", "How is it ALSO\twhere", "what broke?\twhere is it",
+                                  "what broke;\u2003how", "do it and\x0bwhere", "give me both", "each of them")
+                if budgets.is_broad(text) is not before(text)]
+    for _ in range(20_000):
+        n = rng.randint(1, 9)
+        text = rng.choice(["", "", "- ", "1. ", " "]) + "".join(rng.choice(pieces) + rng.choice(seps) for _ in range(n))
+        if budgets.is_broad(text) is not before(text):
+            disagree.append(text)
+    assert not disagree, disagree[:5]
+
+
 def test_a_field_is_clipped_to_its_length_and_a_text_to_its_tokens():
     assert budgets.clip("abcdef", 6) == "abcdef" and budgets.clip("abcdefg", 6) == "abcd …"
     assert budgets.clip("abcdef", 1) == " …", "room for the marker only"

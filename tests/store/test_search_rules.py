@@ -34,6 +34,45 @@ def test_what_is_trivial_at_the_limits(prompt, trivial):
     assert search.is_trivial(prompt) is trivial
 
 
+# What counted as a whole-prompt acknowledgement when it was a regular expression: the set must agree with it.
+_AS_PATTERN = (
+    r"^\s*(?:ok(?:ay)?|k|yes|yep|yeah|y|no|nope|n|sure|thanks?(?: you)?|thx|ty|continue|go(?: on| ahead)?|"
+    r"proceed|do it|next|done|great|good|nice|cool|perfect|lgtm|right|correct|agreed|please|yes please|"
+    r"keep going|carry on|sounds good|looks good)\s*[.!?]*\s*$"
+)
+
+
+def test_what_is_trivial_is_what_it_was_when_a_pattern_decided():
+    import itertools
+    import random
+    import re
+
+    pattern = re.compile(_AS_PATTERN, re.IGNORECASE)
+
+    def before(prompt: str) -> bool:
+        if not prompt or not prompt.strip() or pattern.match(prompt):
+            return True
+        if len(prompt) > 80:
+            return False
+        words = re.findall(r"[^\W\d_]+", prompt.lower())
+        return 0 < len(words) <= 6 and all(w in search._ACK_WORDS for w in words)
+
+    rng = random.Random(3)
+    phrases = ["ok", "okay", "k", "yes", "yep", "yeah", "y", "no", "nope", "n", "sure", "thank", "thanks", "thank you",
+               "thanks you", "thx", "ty", "continue", "go", "go on", "go ahead", "proceed", "do it", "next", "done",
+               "great", "good", "nice", "cool", "perfect", "lgtm", "right", "correct", "agreed", "please",
+               "yes please", "keep going", "carry on", "sounds good", "looks good",
+               "go  on", "thankyou", "oks", "o k", "yes  please", "carry", "nah", "okay okay", "ok, the ledger"]
+    around = ["", " ", "\t", "\n", "  \n ", " " * 85]  # past 80 characters only the whole-prompt rule decides
+    after = ["", ".", "!", "?", "...", "!?", ". ", " .", " . .", ".!", "?\n", ". !", ",", " ,", "!!!x", "!" * 85]
+    tried = 0
+    for phrase, lead, tail, trail in itertools.product(phrases, around, after, around):
+        text = lead + "".join(c.upper() if rng.random() < 0.3 else c for c in phrase) + tail + trail
+        assert search.is_trivial(text) is before(text), repr(text)
+        tried += 1
+    assert tried > 10_000
+
+
 def test_a_word_of_64_characters_is_searched_and_one_of_65_is_not():
     assert search.terms("a" * 64 + " " + "b" * 65) == ["a" * 64]
 
